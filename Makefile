@@ -1,0 +1,90 @@
+# gpu_fleet.vllm_serving — two entry points for a fresh machine (see README.md):
+#   make demo   provision two simulated GPU hosts with site.yml and print their layouts
+#   make test   everything CI runs: lint, ansible-test sanity + units, galaxy build/install, molecule
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT := $(CURDIR)
+VENV := $(ROOT)/.venv
+BIN := $(VENV)/bin
+PY ?= python3
+export PATH := $(BIN):$(PATH)
+export CONTAINERS_CONF := $(ROOT)/tests/simulator/containers.conf
+export ANSIBLE_CONFIG := $(ROOT)/ansible.cfg
+export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/.build/ac
+export ANSIBLE_FORCE_COLOR := false
+export PY_COLORS := 0
+
+APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync
+
+.PHONY: help setup sim demo demo-clean test lint sanity units galaxy molecule clean
+
+help:
+	@echo "make demo        provision simulated hosts gpu-sim-a100x6 and gpu-sim-h200 with site.yml"
+	@echo "make demo-clean  remove the simulated hosts"
+	@echo "make test        lint, ansible-test sanity + units, galaxy build/install, molecule default"
+
+# --- set-up ----------------------------------------------------------------------------------
+.build/apt.stamp:
+	@mkdir -p .build
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@touch $@
+
+$(VENV)/.stamp: requirements.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -r requirements.txt
+	@touch $@
+
+# The collection as ansible sees it: .build/ac/ansible_collections/gpu_fleet/vllm_serving -> repo.
+.build/ac/ansible_collections/gpu_fleet/vllm_serving:
+	@mkdir -p .build/ac/ansible_collections/gpu_fleet
+	@ln -sfn $(ROOT) $@
+
+setup: .build/apt.stamp $(VENV)/.stamp .build/ac/ansible_collections/gpu_fleet/vllm_serving
+
+# Simulated GPU hosts: the container image and the stand-in packages/wheel (both cached).
+sim: setup
+	bash tests/simulator/image/build-image.sh
+	bash tests/simulator/packages/build-all.sh
+
+# --- demo ----------------------------------------------------------------------------------------
+demo: sim
+	bash tests/simulator/hosts.sh up
+	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts site.yml
+	@$(BIN)/ansible gpu_hosts -i inventories/simulated/gpu_hosts -o -m ansible.builtin.shell \
+	  -a 'systemctl list-units --no-legend "vllm@*" ; curl -s -o /dev/null -w "endpoint :8000/health -> %{http_code}\n" http://127.0.0.1:8000/health' \
+	  | sed 's/\\n/\n    /g'
+
+demo-clean:
+	bash tests/simulator/hosts.sh down
+
+# --- tests ---------------------------------------------------------------------------------------
+test: lint sanity units galaxy molecule
+	@echo "make test: all stages passed"
+
+lint: setup
+	$(BIN)/ansible-lint --profile production
+
+sanity: setup
+	bash tests/ansible-test.sh sanity
+
+units: setup
+	bash tests/ansible-test.sh units
+
+galaxy: setup
+	rm -rf .build/dist .build/installed
+	$(BIN)/ansible-galaxy collection build --output-path .build/dist .
+	$(BIN)/ansible-galaxy collection install --no-deps -p .build/installed .build/dist/gpu_fleet-vllm_serving-*.tar.gz
+	ANSIBLE_COLLECTIONS_PATH=$(ROOT)/.build/installed $(BIN)/ansible-doc gpu_fleet.vllm_serving.gpu_topology_facts | head -5
+	ANSIBLE_COLLECTIONS_PATH=$(ROOT)/.build/installed $(BIN)/ansible-doc -t role gpu_fleet.vllm_serving.vllm_server | head -5
+
+molecule: sim
+	$(BIN)/molecule test -s default
+
+clean:
+	rm -rf .build tests/simulator/build

@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Raw host state after site.yml on the simulated a100x6_2numa host.
+
+These assertions are independent of the collection's own checks: they read files, units,
+sockets, dpkg and HTTP answers directly. Expected values come from the profile (6x A100 80GB,
+GPUs 0-2 on NUMA node 0, 3-5 on NUMA node 1) and Qwen2.5-7B-Instruct's size (15 GB in bf16: one
+GPU per replica, so six instances of TP=1).
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+INSTANCES = {
+    # name: (gpu, numa node, port)
+    "n0-0": (0, 0, 8001),
+    "n0-1": (1, 0, 8002),
+    "n0-2": (2, 0, 8003),
+    "n1-0": (3, 1, 8004),
+    "n1-1": (4, 1, 8005),
+    "n1-2": (5, 1, 8006),
+}
+MODEL = "Qwen/Qwen2.5-7B-Instruct"
+NCCL = "2.14.3-1+cuda11.7"
+
+
+def _env_file(host, name):
+    content = host.file("/etc/vllm/%s.env" % name).content_string
+    return dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_instance_env_file(host, name):
+    gpu, node, port = INSTANCES[name]
+    f = host.file("/etc/vllm/%s.env" % name)
+    assert f.exists and f.user == "root" and f.group == "vllm" and f.mode == 0o640
+    env = _env_file(host, name)
+    assert env["CUDA_VISIBLE_DEVICES"] == str(gpu)
+    assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    assert env["VLLM_PORT"] == str(port)
+    assert env["VLLM_TENSOR_PARALLEL_SIZE"] == "1"
+    assert env["VLLM_NUMACTL_ARGS"] == "--cpunodebind=%d --membind=%d" % (node, node)
+
+
+def test_no_other_instances(host):
+    names = sorted(p[:-4] for p in host.file("/etc/vllm").listdir() if p.endswith(".env"))
+    assert names == sorted(INSTANCES)
+
+
+@pytest.mark.parametrize("name", sorted(INSTANCES))
+def test_instance_running_and_listening(host, name):
+    gpu, node, port = INSTANCES[name]
+    svc = host.service("vllm@%s" % name)
+    assert svc.is_running
+    assert host.socket("tcp://127.0.0.1:%d" % port).is_listening
+    assert not host.socket("tcp://0.0.0.0:%d" % port).is_listening
+    proc = [p for p in host.process.filter(user="vllm") if "--port %d " % port in p.args + " "]
+    assert proc, "no process of user vllm serves port %d" % port
+    args = proc[0].args
+    assert "vllm serve /srv/models/Qwen2.5-7B-Instruct" in args
+    assert "--served-model-name %s" % MODEL in args
+    assert "--tensor-parallel-size 1 --pipeline-parallel-size 1" in args
+
+
+def test_numactl_binding_used_by_units(host):
+    """The simulator's numactl records how each unit was started."""
+    lines = host.file("/var/log/gpu-sim/numactl.jsonl").content_string.splitlines()
+    calls = [json.loads(line)["argv"] for line in lines if line.strip()]
+    for name, (gpu, node, port) in INSTANCES.items():
+        wanted = ["--cpunodebind=%d" % node, "--membind=%d" % node]
+        assert any(c[1:3] == wanted and "--port" in c and c[c.index("--port") + 1] == str(port) for c in calls), name
+
+
+def test_target_groups_instances(host):
+    target = host.file("/etc/systemd/system/vllm.target").content_string
+    for name in INSTANCES:
+        assert "Wants=vllm@%s.service" % name in target
+    assert host.service("vllm.target").is_enabled
+
+
+def test_unit_keeps_gpus_visible(host):
+    unit = host.file("/etc/systemd/system/vllm@.service").content_string
+    assert "PrivateDevices=no" in unit
+    assert "DevicePolicy" not in unit
+    assert "Restart=on-failure" in unit
+
+
+def test_endpoint_balances_and_completes(host):
+    seen = set()
+    for _ in range(12):
+        out = host.check_output(
+            "curl -s -D - -o /dev/null -X POST -H 'Content-Type: application/json' "
+            "-d '{\"model\": \"%s\", \"prompt\": \"hi\", \"max_tokens\": 2}' http://127.0.0.1:8000/v1/completions" % MODEL
+        )
+        assert out.startswith("HTTP/1.1 200")
+        for line in out.splitlines():
+            if line.lower().startswith("x-gpu-sim-instance:"):
+                seen.add(line.split(":", 1)[1].strip())
+    assert len(seen) >= 2, "nginx sent every request to one instance: %s" % seen
+
+
+def test_endpoint_streams_unbuffered(host):
+    """Chunks of a stream must arrive separately through nginx, not in one burst at the end."""
+    script = r"""
+import json, socket, time
+body = json.dumps({"model": "%s", "prompt": "hi", "max_tokens": 6, "stream": True}).encode()
+s = socket.create_connection(("127.0.0.1", 8000))
+s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+t0 = time.time(); times = []; buf = b""
+while True:
+    d = s.recv(65536)
+    if not d: break
+    n = d.count(b"data: ")
+    times += [time.time() - t0] * n
+    buf += d
+print(json.dumps({"times": times, "done": b"data: [DONE]" in buf}))
+""" % MODEL
+    result = json.loads(host.check_output("python3 -c %s" % _quote(script)))
+    assert result["done"]
+    assert len(result["times"]) >= 4
+    assert len(set(round(t, 2) for t in result["times"])) >= 3, result["times"]
+
+
+def _quote(text):
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def test_metrics_only_local(host):
+    assert host.check_output("curl -s -o /dev/null -w '%%{http_code}' http://127.0.0.1:8000/metrics") == "200"
+    nginx = host.file("/etc/nginx/conf.d/gpu-fleet-vllm.conf").content_string
+    assert "deny all;" in nginx and "least_conn;" in nginx and "proxy_buffering off;" in nginx
+    assert host.socket("tcp://0.0.0.0:8000").is_listening
+
+
+@pytest.mark.parametrize("package,version", [
+    ("cuda-toolkit-12-1", "12.1.1-1"),
+    ("libnccl2", NCCL),
+    ("libnccl-dev", NCCL),
+])
+def test_cuda_nccl_pinned_and_held(host, package, version):
+    out = host.check_output("dpkg-query -W -f='${Version} ${Status}' %s" % package)
+    assert out == "%s hold ok installed" % version
+    policy = host.check_output("apt-cache policy %s" % package)
+    assert "Candidate: %s" % version in policy
+    pref = host.file("/etc/apt/preferences.d/gpu-fleet-cuda-pins.pref").content_string
+    assert "Package: %s\nPin: version %s\nPin-Priority: 1001" % (package, version) in pref
+
+
+def test_newer_nccl_offered_but_not_taken(host):
+    """The mirror carries a newer build: without the pin, apt would drift to it."""
+    madison = host.check_output("apt-cache madison libnccl2")
+    assert "2.18.3-1+cuda12.1" in madison
+    sim = host.run("apt-get -s upgrade")
+    assert "libnccl2" not in "".join(l for l in sim.stdout.splitlines() if l.startswith("Inst"))
+
+
+def test_cuda_repo_defined_once(host):
+    sources = host.check_output("grep -rl 'gpu-sim/cuda-repo' /etc/apt/sources.list /etc/apt/sources.list.d/ || true")
+    assert sources.split() == ["/etc/apt/sources.list.d/cuda.sources"]
+
+
+def test_toolkit_environment(host):
+    assert "/usr/local/cuda-12.1/bin" in host.file("/etc/profile.d/gpu-fleet-cuda.sh").content_string
+    assert host.file("/etc/ld.so.conf.d/gpu-fleet-cuda.conf").contains("/usr/local/cuda-12.1/lib64")
+    assert "release 12.1, V12.1.105" in host.check_output("/usr/local/cuda-12.1/bin/nvcc --version")
+
+
+def test_sysctl_dropin_holds_no_refused_key(host):
+    """In a container /proc/sys is read-only: every key is refused, none may be persisted."""
+    dropin = host.file("/etc/sysctl.d/60-gpu-serving.conf")
+    assert dropin.exists
+    keys = [l.split("=")[0].strip() for l in dropin.content_string.splitlines() if l.strip() and not l.startswith("#")]
+    for key in keys:
+        path = "/proc/sys/" + key.replace(".", "/")
+        assert host.run("sh -c 'cat %s > %s'" % (path, path)).rc == 0, "%s persisted but refused" % key
+    report = json.loads(host.file("/etc/ansible/facts.d/gpu_fleet_host_tuning.fact").content_string)
+    refused = set(report["sysctl_not_applicable"])
+    assert refused | set(report["sysctl_applied"]) == {
+        "vm.swappiness", "net.core.rmem_max", "net.core.wmem_max", "kernel.numa_balancing"}
+    assert not refused & set(keys)
+    assert report["governor"].startswith("not applicable: no cpufreq")
+
+
+def test_governor_unit_skipped_without_cpufreq(host):
+    unit = host.file("/etc/systemd/system/gpu-fleet-cpu-governor.service").content_string
+    assert "ConditionPathExists=/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor" in unit
+    assert host.service("gpu-fleet-cpu-governor").is_enabled
+    assert host.run("systemctl is-failed gpu-fleet-cpu-governor").stdout.strip() != "failed"
+
+
+def test_logrotate_config_valid(host):
+    d = host.file("/var/log/vllm")
+    assert d.user == "vllm" and d.group == "vllm" and d.mode == 0o750
+    conf = host.file("/etc/logrotate.d/vllm").content_string
+    for directive in ("daily", "rotate 30", "compress", "delaycompress", "missingok", "notifempty",
+                      "copytruncate", "su vllm vllm", "create 0640 vllm vllm"):
+        assert directive in conf
+    assert host.run("logrotate -d /etc/logrotate.d/vllm").rc == 0
+
+
+def test_cache_cleanup_cron(host):
+    cron = host.file("/etc/cron.d/gpu-fleet-cache-cleanup").content_string
+    assert "0 3 * * * root [ -d '/var/cache/qwen_image_cache' ] && find -P '/var/cache/qwen_image_cache' -xdev -type f -name '*.pt' -mtime +7 -delete" in cron
+
+
+def test_bad_layout_fails_before_any_change(host):
+    """TP=3 on Qwen2.5-7B (28 heads) is refused by the plan play; nothing on the host changes."""
+    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
+    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
+    if not inventory or not project:
+        pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
+    before = host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/nginx/conf.d/gpu-fleet-vllm.conf")
+    layout = json.dumps({"vllm_server_layout": [{"gpus": [0, 1, 2], "tensor_parallel_size": 3, "pipeline_parallel_size": 1}]})
+    proc = subprocess.run(
+        [os.path.join(project, ".venv/bin/ansible-playbook"), "-i", inventory,
+         os.path.join(project, "site.yml"), "-e", layout],
+        capture_output=True, text=True, cwd=project, timeout=600,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "gpu-sim-molecule" in out
+    assert "28" in out and "attention heads" in out
+    assert "1, 2, 4" in out
+    assert "changed=0" in out
+    assert "Tune, pin and serve" not in out or "TASK [gpu_fleet.vllm_serving.host_tuning" not in out
+    assert host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/nginx/conf.d/gpu-fleet-vllm.conf") == before

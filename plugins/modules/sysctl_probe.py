@@ -1,0 +1,155 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: sysctl_probe
+short_description: Find out which sysctl keys this kernel has and will accept
+version_added: 0.1.0
+description:
+  - For each key, reads the live value from C(/proc/sys) and finds out whether the kernel accepts a
+    write to it, by writing the key's own current value back (which changes nothing).
+  - A key can be absent (typo, module not loaded, or a C(net.*) key that does not exist in this
+    network namespace), read-only (C(/proc/sys) mounted read-only, as in containers) or refused
+    (for example C(Invalid argument) for C(net.core.rmem_max) in a non-initial network namespace).
+  - Used by the C(host_tuning) role to persist only values the kernel accepts, so that a persisted
+    value the kernel rejects cannot break every later C(sysctl --system).
+  - Never changes a value. In check mode it only tests write permission with C(access(2)) and
+    reports C(settable) from that.
+author:
+  - gpu_fleet maintainers
+options:
+  keys:
+    description:
+      - The sysctl keys to probe, in dotted form (C(vm.swappiness)).
+    type: list
+    elements: str
+    required: true
+  proc_root:
+    description:
+      - Directory holding the sysctl tree. Only tests change it.
+    type: path
+    default: /proc/sys
+notes:
+  - Supports check mode.
+  - Key to path mapping follows sysctl(8) - dots separate directories; a key given with slashes is
+    used as is.
+seealso:
+  - module: ansible.posix.sysctl
+"""
+
+EXAMPLES = r"""
+- name: Probe the keys we want to tune
+  gpu_fleet.vllm_serving.sysctl_probe:
+    keys:
+      - vm.swappiness
+      - net.core.rmem_max
+  register: probe
+
+- name: Show keys the kernel refuses
+  ansible.builtin.debug:
+    msg: "{{ probe.probes | dict2items | rejectattr('value.settable') | list }}"
+"""
+
+RETURN = r"""
+probes:
+  description: One entry per probed key.
+  returned: always
+  type: dict
+  sample:
+    vm.swappiness:
+      present: true
+      value: "60"
+      settable: false
+      reason: "read-only: /proc/sys/vm/swappiness: [Errno 30] Read-only file system"
+  contains:
+    present:
+      description: Whether the key exists on this kernel (in this network namespace).
+      type: bool
+    value:
+      description: Live value as the kernel prints it, whitespace collapsed (tabs between
+        fields become single spaces); null when absent or unreadable.
+      type: str
+    settable:
+      description: Whether the kernel accepted a write of the key's current value.
+      type: bool
+    reason:
+      description: Why the key is not settable (quotes the error); null when settable.
+      type: str
+"""
+
+import errno
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+
+def _key_path(proc_root, key):
+    rel = key if "/" in key else key.replace(".", "/")
+    return os.path.join(proc_root, rel.strip("/"))
+
+
+def probe_key(proc_root, key, check_mode):
+    path = _key_path(proc_root, key)
+    result = {"present": False, "value": None, "settable": False, "reason": None}
+    if not os.path.exists(path):
+        result["reason"] = "absent: %s does not exist on this kernel (or not in this network namespace)" % path
+        return result
+    result["present"] = True
+    try:
+        with open(path, "r") as handle:
+            raw = handle.read()
+    except (IOError, OSError) as exc:
+        result["reason"] = "unreadable: %s: %s" % (path, exc)
+        return result
+    result["value"] = " ".join(raw.split())
+    if not os.access(path, os.W_OK):
+        reason = "not writable"
+        try:
+            st = os.statvfs(path)
+            if st.f_flag & os.ST_RDONLY:
+                reason = "read-only: %s: file system mounted read-only" % path
+        except OSError:
+            pass
+        result["reason"] = reason
+        return result
+    if check_mode:
+        result["settable"] = True
+        return result
+    try:
+        with open(path, "w") as handle:
+            handle.write(raw if raw.endswith("\n") else raw + "\n")
+    except (IOError, OSError) as exc:
+        kind = "read-only" if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else "refused"
+        result["reason"] = "%s: %s: %s" % (kind, path, exc)
+        return result
+    result["settable"] = True
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            keys=dict(type="list", elements="str", required=True, no_log=False),
+            proc_root=dict(type="path", default="/proc/sys"),
+        ),
+        supports_check_mode=True,
+    )
+    keys = {}
+    for key in module.params["keys"]:
+        key = key.strip()
+        if not key:
+            module.fail_json(msg="sysctl_probe: empty key in keys; remove it or give a key such as vm.swappiness")
+        keys[key] = probe_key(module.params["proc_root"], key, module.check_mode)
+    module.exit_json(changed=False, probes=keys)
+
+
+if __name__ == "__main__":
+    main()
