@@ -24,7 +24,7 @@ description:
   - Never changes a value. In check mode it only tests write permission with C(access(2)) and
     reports C(settable) from that.
 author:
-  - gpu_fleet maintainers
+  - gpu_fleet maintainers (@gpu-fleet)
 options:
   keys:
     description:

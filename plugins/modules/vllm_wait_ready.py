@@ -24,7 +24,7 @@ description:
     load-balanced endpoint. A 401 or 403 there is a configuration error and fails at once.
   - Changes nothing.
 author:
-  - gpu_fleet maintainers
+  - gpu_fleet maintainers (@gpu-fleet)
 options:
   instances:
     description:

@@ -1,0 +1,459 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: gpu_topology_facts
+short_description: Gather NVIDIA GPU, NVLink, PCIe and NUMA topology as facts
+version_added: 0.1.0
+description:
+  - Runs C(nvidia-smi -q -x), C(nvidia-smi topo -m) and C(nvidia-smi nvlink -s) (at most these
+    three calls, with C(LC_ALL=C)) and reads the GPUs' NUMA node and local CPU list from sysfs,
+    then returns one fact, C(ansible_facts.gpu_topology).
+  - GPU index is the order of the GPU rows of C(topo -m) and of the C(<gpu>) blocks of C(-q -x)
+    (both are NVML index order); the sources are matched by index, by PCI bus id (sysfs) and by
+    UUID (C(nvlink -s)).
+  - C(topo -m) is read by column name, so every header generation works - C(CPU Affinity) only,
+    with C(NUMA Affinity), with C(GPU NUMA ID) - tab or space separated, with ANSI escapes, NIC
+    columns named C(NIC#) (resolved through the C(NIC Legend)) or C(mlx5_*)/C(mlx4_*), and the old
+    C(SOC) code (class C(sys)). Output of C(topo -mp) parses the same way.
+  - NUMA node of a GPU is C(<sysfs_root>/bus/pci/devices/<dddd:bb:dd.f>/numa_node) when that names a
+    node; C(-1) there means the platform gave none (typical in VMs), and then C(topo -m)'s
+    C(NUMA Affinity) decides. When both name a node and disagree, sysfs wins and a warning says so.
+    C(cpu_affinity) is sysfs C(local_cpulist) when present, else C(topo -m)'s C(CPU Affinity).
+  - "A host that cannot serve still returns facts, with C(available=false) and a C(reason) that
+    quotes the tool - nvidia-smi missing, C(Failed to initialize NVML: Driver/library version
+    mismatch), C(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver),
+    C(No devices were found), empty or truncated output."
+  - A C(Unable to determine the device handle for GPU ...) error marks only that GPU
+    C(healthy=false) and keeps the others.
+  - Output that none of the known formats explains fails the task with a message naming the command,
+    the line number and the line, rather than returning wrong facts.
+author:
+  - gpu_fleet maintainers (@gpu-fleet)
+options:
+  nvidia_smi_path:
+    description:
+      - Path of the C(nvidia-smi) binary.
+      - When not set, C(nvidia-smi) is looked up on C(PATH) (and the usual sbin directories).
+    type: path
+  sysfs_root:
+    description:
+      - Root of the sysfs tree to read PCI device and NUMA node information from.
+      - Tests and simulated GPU hosts point it at a planted tree.
+    type: path
+    default: /sys
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: posix
+notes:
+  - Supports check mode; the module only reads.
+  - Command formats were learned from real captures kept in the collection's
+    C(tests/fixtures/real/) - one NVIDIA H200 VM (driver 580.159.04) and outputs posted in public
+    bug reports and vendor articles (C(-q -x) from drivers 460.73.01 and 535.54.03, C(topo -m) from
+    K80-era to H100-era drivers).
+  - C(nvidia-smi) can hang on a wedged GPU; use the task keyword C(timeout) to bound the task.
+  - NVLink speeds are the figures C(nvidia-smi nvlink -s) prints, in GB/s (gigabytes per second, per
+    link and direction), although the key is named C(speed_gbps).
+  - Link codes are explained by the legend C(nvidia-smi topo -m) prints - C(X) self, C(NV<n>) a bonded
+    set of n NVLinks, C(PIX) at most one PCIe bridge, C(PXB) several PCIe bridges, C(PHB) a PCIe host
+    bridge, C(NODE) PCIe host bridges within a NUMA node, C(SYS) (old C(SOC)) the SMP interconnect
+    between NUMA nodes.
+seealso:
+  - name: nvidia-smi documentation
+    description: NVIDIA System Management Interface manual.
+    link: https://docs.nvidia.com/deploy/nvidia-smi/index.html
+  - name: sysfs PCI numa_node and local_cpulist
+    description: Linux ABI documentation of /sys/bus/pci/devices attributes.
+    link: https://www.kernel.org/doc/Documentation/ABI/testing/sysfs-bus-pci
+"""
+
+EXAMPLES = r"""
+- name: Gather GPU topology
+  gpu_fleet.vllm_serving.gpu_topology_facts:
+
+- name: Stop on hosts that cannot serve
+  ansible.builtin.assert:
+    that: ansible_facts.gpu_topology.available
+    fail_msg: "{{ inventory_hostname }}: {{ ansible_facts.gpu_topology.reason }}"
+
+- name: Show NVLink islands and the NUMA node of each GPU
+  ansible.builtin.debug:
+    msg: >-
+      islands={{ ansible_facts.gpu_topology.nvlink_islands }}
+      numa={{ ansible_facts.gpu_topology.gpus | map(attribute='numa_node') | list }}
+
+- name: Read a simulated host's planted sysfs and nvidia-smi
+  gpu_fleet.vllm_serving.gpu_topology_facts:
+    nvidia_smi_path: /usr/bin/nvidia-smi
+    sysfs_root: /etc/gpu-sim/sysfs
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts to add to ansible_facts.
+  returned: always
+  type: complex
+  contains:
+    gpu_topology:
+      description: GPUs, their links, NUMA placement and NICs of this host.
+      returned: always
+      type: dict
+      contains:
+        available:
+          description: True when at least one healthy GPU was found. False when nvidia-smi is missing,
+            NVML or the driver failed, no device was found, output was empty or truncated, or every
+            GPU is unhealthy.
+          type: bool
+          returned: always
+          sample: true
+        reason:
+          description: Why C(available) is false, quoting the tool's message; null when available.
+          type: str
+          returned: always
+          sample: "nvidia-smi -q -x failed (rc 18): Failed to initialize NVML: Driver/library version mismatch"
+        driver_version:
+          description: NVIDIA driver version from C(-q -x) C(<driver_version>); null when unknown.
+          type: str
+          returned: always
+          sample: "580.159.04"
+        cuda_driver_version:
+          description: Highest CUDA version the driver supports, from C(-q -x) C(<cuda_version>); null
+            when unknown (drivers before CUDA 10 do not print it).
+          type: str
+          returned: always
+          sample: "13.0"
+        gpu_count:
+          description: Number of GPUs (entries in C(gpus)), healthy or not.
+          type: int
+          returned: always
+          sample: 1
+        gpus:
+          description: One entry per GPU, ordered by C(index).
+          type: list
+          elements: dict
+          returned: always
+          contains:
+            index:
+              description: nvidia-smi / NVML index (0-based), the number C(CUDA_VISIBLE_DEVICES) uses
+                with C(CUDA_DEVICE_ORDER=PCI_BUS_ID).
+              type: int
+              sample: 0
+            name:
+              description: Product name from C(-q -x); null when unknown.
+              type: str
+              sample: "NVIDIA H200"
+            uuid:
+              description: GPU UUID from C(-q -x); null when unknown.
+              type: str
+              sample: "GPU-00000000-0000-0000-0000-000000000000"
+            pci_bus_id:
+              description: PCI bus id as nvidia-smi prints it (8 hex digit domain, upper case); null
+                when unknown.
+              type: str
+              sample: "00000000:00:06.0"
+            minor_number:
+              description: Device minor number (C(/dev/nvidia<minor>)); null when unknown.
+              type: int
+              sample: 0
+            memory_total_mib:
+              description: Total framebuffer memory in MiB (C(fb_memory_usage/total)); null when
+                unknown.
+              type: int
+              sample: 143771
+            numa_node:
+              description: NUMA node the GPU is attached to (sysfs, else C(topo -m) NUMA Affinity);
+                null when neither knows.
+              type: int
+              sample: 0
+            numa_node_source:
+              description: Where C(numa_node) came from - C(sysfs), C(topo) or null.
+              type: str
+              sample: topo
+            sysfs_numa_node:
+              description: Raw sysfs C(numa_node) value (C(-1) means the platform gave none); null
+                when not read.
+              type: int
+              sample: -1
+            cpu_affinity:
+              description: CPU numbers local to the GPU (sysfs C(local_cpulist), else C(topo -m) CPU
+                Affinity); null when unknown.
+              type: list
+              elements: int
+              sample: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+            cpu_affinity_source:
+              description: Where C(cpu_affinity) came from - C(sysfs), C(topo) or null.
+              type: str
+              sample: sysfs
+            gpu_numa_id:
+              description: The GPU memory's own NUMA node (C(topo -m) C(GPU NUMA ID), set on
+                coherent CPU-GPU systems); null when N/A or not printed.
+              type: int
+              sample: null
+            healthy:
+              description: False when nvidia-smi could not get a handle for this GPU or reports an
+                error value for it.
+              type: bool
+              sample: true
+            reason:
+              description: Why the GPU is unhealthy, quoting nvidia-smi; null when healthy.
+              type: str
+              sample: "Unable to determine the device handle for GPU 0000:09:00.0: Unknown Error"
+            mig_mode:
+              description: Current MIG mode - C(Enabled), C(Disabled), or null when not supported.
+              type: str
+              sample: Disabled
+            mig_device_count:
+              description: Number of MIG devices (instances) listed for the GPU.
+              type: int
+              sample: 0
+            ecc:
+              description: ECC state from C(-q -x).
+              type: dict
+              contains:
+                mode:
+                  description: Current ECC mode - C(Enabled), C(Disabled) or null.
+                  type: str
+                  sample: Enabled
+                volatile_uncorrected:
+                  description: Count of uncorrectable ECC errors since the driver loaded (sum of
+                    the volatile uncorrectable counters, or double bit total on old drivers);
+                    null when N/A.
+                  type: int
+                  sample: 0
+                remapped_rows_pending:
+                  description: True when a row remap is pending (GPU reset needed); null when N/A.
+                  type: bool
+                  sample: false
+                retired_pages_pending:
+                  description: True when a page retirement is pending; null when N/A.
+                  type: bool
+                  sample: null
+            pcie:
+              description: PCIe link of the GPU from C(-q -x).
+              type: dict
+              contains:
+                link_gen_current:
+                  description: Current PCIe generation; null when unknown.
+                  type: int
+                  sample: 5
+                link_gen_max:
+                  description: Maximum PCIe generation; null when unknown.
+                  type: int
+                  sample: 5
+                link_width_current:
+                  description: Current link width in lanes; null when unknown.
+                  type: int
+                  sample: 16
+                link_width_max:
+                  description: Maximum link width in lanes; null when unknown.
+                  type: int
+                  sample: 16
+            nvlinks:
+              description: NVLinks of the GPU from C(nvlink -s); empty when the GPU has none or
+                they are not exposed.
+              type: list
+              elements: dict
+              sample: [{"link": 0, "state": "active", "speed_gbps": 25.0}]
+              contains:
+                link:
+                  description: Link number.
+                  type: int
+                state:
+                  description: C(active) or C(inactive).
+                  type: str
+                speed_gbps:
+                  description: Link speed in GB/s (gigabytes per second) as nvidia-smi prints it;
+                    null for inactive links.
+                  type: float
+        links:
+          description: GPU x GPU matrix of raw C(topo -m) codes (C(X) on the diagonal, C(NV#),
+            C(PIX), C(PXB), C(PHB), C(NODE), C(SYS), C(SOC)); null where unknown.
+          type: list
+          elements: list
+          returned: always
+          sample: [["X", "NV12"], ["NV12", "X"]]
+        link_class:
+          description: C(links) mapped to classes C(self), C(nvlink), C(pix), C(pxb), C(phb),
+            C(node), C(sys) (C(SOC) becomes C(sys)); null where unknown.
+          type: list
+          elements: list
+          returned: always
+          sample: [["self", "nvlink"], ["nvlink", "self"]]
+        nvlink_islands:
+          description: Groups of GPU indexes connected through NV# links (connected components);
+            every GPU is in exactly one island, singletons included; sorted.
+          type: list
+          elements: list
+          returned: always
+          sample: [[0, 1], [2, 3], [4, 5]]
+        numa_nodes:
+          description: NUMA nodes from sysfs C(devices/system/node/node*/cpulist), plus any node only
+            the GPUs name (its CPUs then the union of those GPUs' cpu_affinity); sorted by id.
+          type: list
+          elements: dict
+          returned: always
+          sample: [{"id": 0, "cpus": [0, 1, 2, 3], "gpus": [0]}]
+          contains:
+            id:
+              description: NUMA node number.
+              type: int
+            cpus:
+              description: CPU numbers of the node (empty for memory-only nodes).
+              type: list
+              elements: int
+            gpus:
+              description: Indexes of the GPUs on this node.
+              type: list
+              elements: int
+        nics:
+          description: Network devices in C(topo -m) and their link code to each GPU (by index).
+          type: list
+          elements: dict
+          returned: always
+          sample: [{"name": "mlx5_0", "links": ["PXB", "NODE"]}]
+          contains:
+            name:
+              description: Device name (from the C(NIC Legend), or the column header such as
+                C(mlx5_0)); the C(NIC#) label when no legend names it.
+              type: str
+            links:
+              description: C(topo -m) code from each GPU to this NIC, by GPU index.
+              type: list
+              elements: str
+        warnings:
+          description: Things worth a look that did not stop the facts (disagreeing sources,
+            inactive NVLinks, GPUs missing from an output, rc != 0 with usable output).
+          type: list
+          elements: str
+          returned: always
+          sample: ["GPU 3: 2 of 6 NVLinks inactive (link 3, 5)"]
+"""
+
+import glob
+import os
+import socket
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
+    COMMANDS,
+    TopologyParseError,
+    build_gpu_topology,
+    detect_smi_failure,
+    pci_bus_ids,
+    sysfs_bus_id,
+    unavailable_topology,
+)
+
+
+def _read(path):
+    try:
+        with open(path, "r") as handle:
+            return handle.read()
+    except (IOError, OSError, UnicodeDecodeError):
+        return None
+
+
+def read_sysfs(sysfs_root, bus_ids):
+    """Read the sysfs values build_gpu_topology needs (raw text; parsing is done there)."""
+    pci = {}
+    for bus in bus_ids:
+        try:
+            name = sysfs_bus_id(bus)
+        except ValueError:
+            continue
+        device = os.path.join(sysfs_root, "bus", "pci", "devices", name)
+        if not os.path.isdir(device):
+            continue
+        pci[name] = {
+            "numa_node": _read(os.path.join(device, "numa_node")),
+            "local_cpulist": _read(os.path.join(device, "local_cpulist")),
+        }
+    nodes = {}
+    for path in glob.glob(os.path.join(sysfs_root, "devices", "system", "node", "node*")):
+        suffix = os.path.basename(path)[len("node"):]
+        if suffix.isdigit():
+            text = _read(os.path.join(path, "cpulist"))
+            if text is not None:
+                nodes[int(suffix)] = text
+    return {"pci": pci, "nodes": nodes}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            nvidia_smi_path=dict(type="path"),
+            sysfs_root=dict(type="path", default="/sys"),
+        ),
+        supports_check_mode=True,
+    )
+    host = socket.gethostname()
+    smi = module.params["nvidia_smi_path"]
+    sysfs_root = module.params["sysfs_root"]
+
+    def done(facts):
+        module.exit_json(changed=False, ansible_facts={"gpu_topology": facts})
+
+    if smi:
+        if not os.path.exists(smi):
+            done(unavailable_topology("nvidia-smi not found at %s (nvidia_smi_path)" % smi))
+        if os.path.isdir(smi) or not os.access(smi, os.X_OK):
+            done(unavailable_topology("%s is not an executable file (nvidia_smi_path)" % smi))
+    else:
+        smi = module.get_bin_path("nvidia-smi")
+        if not smi:
+            done(unavailable_topology(
+                "nvidia-smi not found on PATH (%s); install the NVIDIA driver utilities or set "
+                "nvidia_smi_path" % os.environ.get("PATH", "")))
+
+    results = {}
+    last = {}
+    try:
+        for key in ("qx", "topo", "nvlink"):
+            rc, out, err = module.run_command([smi] + COMMANDS[key],
+                                              environ_update={"LC_ALL": "C"})
+            results[key] = {"rc": rc, "stdout": out, "stderr": err}
+            last = results[key]
+            # A host-level failure (NVML, driver, no devices) answers the same for every call.
+            if detect_smi_failure(out + "\n" + err):
+                break
+        sysfs = read_sysfs(sysfs_root, pci_bus_ids(results))
+        facts = build_gpu_topology(results, sysfs)
+    except TopologyParseError as exc:
+        key = [k for k, v in COMMANDS.items() if "nvidia-smi " + " ".join(v) == exc.source]
+        result = results.get(key[0], last) if key else last
+        module.fail_json(
+            msg="gpu_topology_facts on %s: cannot read the output of %s: %s. Check that "
+                "nvidia_smi_path is NVIDIA's nvidia-smi; if it is, this is a format the parser does "
+                "not know yet: add the output (returned here) to tests/fixtures/real/ and extend "
+                "plugins/module_utils/_topology.py." % (host, smi, exc),
+            rc=result.get("rc"), stdout=result.get("stdout", ""), stderr=result.get("stderr", ""))
+    except Exception as exc:  # never a traceback: report what failed and where
+        module.fail_json(
+            msg="gpu_topology_facts on %s: unexpected %s while building facts from %s: %s (this is a "
+                "bug in gpu_fleet.vllm_serving; please report it with the outputs returned here)"
+                % (host, type(exc).__name__, smi, exc),
+            rc=last.get("rc"), stdout=last.get("stdout", ""), stderr=last.get("stderr", ""),
+            outputs=results)
+    done(facts)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,393 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: vllm_layout
+short_description: Plan which GPUs each vLLM instance on a host gets, and refuse layouts that cannot work
+version_added: 0.1.0
+description:
+  - Reads the model's C(config.json) (on the managed host under O(model_path), or the controller-side
+    copy passed in O(model_config)) and the host's GPU topology facts (from
+    M(gpu_fleet.vllm_serving.gpu_topology_facts)), and either checks an explicit O(layout) or plans one
+    (O(layout=auto)).
+  - "Rules checked for every instance: C(tensor_parallel_size) divides C(num_attention_heads); KV heads
+    divisible by C(tensor_parallel_size) when there are at least as many, else C(tensor_parallel_size) a
+    multiple of the KV heads; C(pipeline_parallel_size) at most C(num_hidden_layers); exactly
+    C(tensor_parallel_size) x C(pipeline_parallel_size) GPUs; GPUs exist, are healthy, are not in two
+    instances and are not in MIG mode unless O(allow_mig); each tensor-parallel group (the instance's GPU
+    list cut into C(pipeline_parallel_size) consecutive groups) lies inside one NUMA node; the model fits
+    in memory; ports are unique and differ from O(endpoint_port)."
+  - "Memory per GPU = weights / (TP x PP) + the KV cache of one sequence of O(max_model_len) tokens
+    (2 x layers x KV heads per GPU x head_dim x dtype bytes per token, divided by PP; KV heads per GPU
+    = KV heads / TP, at least 1) + 1 GiB reserve for activations and CUDA graphs. It must fit in
+    C(memory_total_mib) x O(gpu_memory_utilization). Weights = parameters computed from C(config.json)
+    (embeddings, untied C(lm_head), per layer q/k/v with biases for C(qwen2), o, three MLP matrices,
+    norms) x 2 bytes for bfloat16/float16, 4 for float32."
+  - "With O(layout=auto) the planner picks the fewest GPUs per replica that fit (C(pipeline_parallel_size=1)
+    first, valid C(tensor_parallel_size) only), then as many replicas as the usable GPUs allow, choosing
+    GPU groups whose worst link is best (NVLink > PIX > PXB > PHB > NODE > SYS), every tensor-parallel
+    group inside one NUMA node. Only when no tensor-parallel-only layout fits inside a NUMA node does it
+    try C(pipeline_parallel_size) > 1 (stages may cross NUMA nodes). The result says why in
+    C(explanation)."
+  - Changes nothing on the host. Fails with a message naming the host, the rule, the values and the
+    valid alternatives when a layout cannot work.
+author:
+  - gpu_fleet maintainers (@gpu-fleet)
+options:
+  topology:
+    description:
+      - The host's C(gpu_topology) facts as produced by M(gpu_fleet.vllm_serving.gpu_topology_facts).
+      - The module fails when C(available) is false.
+    type: dict
+    required: true
+  model_name:
+    description:
+      - Model name as served (Hugging Face id such as C(Qwen/Qwen2.5-7B-Instruct)); used in messages and
+        returned unchanged.
+    type: str
+    required: true
+  model_path:
+    description:
+      - Directory of the model on the managed host. When C(<model_path>/config.json) exists it is read
+        and used (C(config_source=host)).
+    type: path
+  model_config:
+    description:
+      - Contents of the model's C(config.json), read on the controller. Used only when
+        C(<model_path>/config.json) does not exist on the host (C(config_source=controller)).
+    type: dict
+  layout:
+    description:
+      - V(auto), or a list of instances. Each instance is a dict with C(gpus) (list of GPU indices as
+        nvidia-smi numbers them; for C(pipeline_parallel_size) > 1 in stage order),
+        C(tensor_parallel_size) (default C(len(gpus) / pipeline_parallel_size)),
+        C(pipeline_parallel_size) (default 1) and optionally C(port).
+    type: raw
+    default: auto
+  host:
+    description:
+      - Name of the host in messages and in the result (normally C(inventory_hostname)).
+      - Defaults to the host's own name.
+    type: str
+  base_port:
+    description:
+      - Port of the first instance; instance number N (ordered by first GPU, from 0) listens on
+        O(base_port) + N unless it sets C(port).
+    type: int
+    default: 8001
+  endpoint_port:
+    description:
+      - Port of the load balancer in front of the instances; no instance may use it.
+    type: int
+    default: 8000
+  gpu_memory_utilization:
+    description:
+      - Fraction of each GPU's memory vLLM may use (vLLM's C(--gpu-memory-utilization)).
+    type: float
+    default: 0.9
+  max_model_len:
+    description:
+      - Context length to size the KV cache for (vLLM's C(--max-model-len)).
+      - Defaults to the model's C(max_position_embeddings); larger values are refused.
+    type: int
+  allow_mig:
+    description:
+      - Allow GPUs in MIG mode. By default they are left out of C(auto) and refused in explicit layouts.
+    type: bool
+    default: false
+notes:
+  - Supports check mode; the module never changes anything.
+  - "Sources: vLLM's check C(Total number of attention heads (28) must be divisible by tensor parallel
+    size (N).) (vllm/config.py; issues vllm-project/vllm#11797, #2652); the KV-head rule is the assertion
+    in vllm/model_executor/models/qwen2.py (C(Qwen2Attention)); uneven pipeline splits since vLLM 0.5.1;
+    vLLM's default C(--gpu-memory-utilization) is 0.90; link classes as printed by C(nvidia-smi topo -m)."
+  - GPU indices are nvidia-smi's (PCI bus order); services started with C(CUDA_VISIBLE_DEVICES) from this
+    plan must set C(CUDA_DEVICE_ORDER=PCI_BUS_ID) so CUDA numbers GPUs the same way.
+seealso:
+  - module: gpu_fleet.vllm_serving.gpu_topology_facts
+"""
+
+EXAMPLES = r"""
+- name: Gather GPU topology
+  gpu_fleet.vllm_serving.gpu_topology_facts:
+
+- name: Plan vLLM instances for Qwen2.5-7B automatically
+  gpu_fleet.vllm_serving.vllm_layout:
+    topology: "{{ ansible_facts.gpu_topology }}"
+    model_name: Qwen/Qwen2.5-7B-Instruct
+    model_path: /srv/models/Qwen2.5-7B-Instruct
+    model_config: "{{ lookup('ansible.builtin.file', 'files/Qwen2.5-7B-Instruct/config.json') | from_json }}"
+    host: "{{ inventory_hostname }}"
+    layout: auto
+
+- name: Check an explicit layout (two TP=2 instances on NVLink pairs, one TP=1)
+  gpu_fleet.vllm_serving.vllm_layout:
+    topology: "{{ ansible_facts.gpu_topology }}"
+    model_name: Qwen/Qwen2.5-7B-Instruct
+    model_path: /srv/models/Qwen2.5-7B-Instruct
+    host: "{{ inventory_hostname }}"
+    layout:
+      - {gpus: [0, 1], tensor_parallel_size: 2}
+      - {gpus: [4, 5], tensor_parallel_size: 2, port: 8010}
+      - {gpus: [2], tensor_parallel_size: 1}
+
+- name: Show why this layout
+  ansible.builtin.debug:
+    msg: "{{ ansible_facts.vllm_layout.explanation }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts set by the module.
+  returned: success
+  type: dict
+  contains:
+    vllm_layout:
+      description: The layout plan for this host.
+      returned: success
+      type: dict
+      contains:
+        host:
+          description: Host name used in messages (O(host)).
+          type: str
+          sample: gpu-sim-a100x6
+        model:
+          description: Model figures the plan rests on.
+          type: dict
+          contains:
+            name:
+              description: O(model_name) as given.
+              type: str
+              sample: Qwen/Qwen2.5-7B-Instruct
+            path:
+              description: O(model_path) as given (null when not given).
+              type: str
+              sample: /srv/models/Qwen2.5-7B-Instruct
+            config_source:
+              description: Where C(config.json) came from, C(host) (file under O(model_path)) or
+                C(controller) (O(model_config)).
+              type: str
+              sample: host
+            num_attention_heads:
+              description: Attention heads (C(config.json)).
+              type: int
+              sample: 28
+            num_key_value_heads:
+              description: KV heads (C(config.json); equal to the attention heads when absent).
+              type: int
+              sample: 4
+            num_hidden_layers:
+              description: Transformer layers (C(config.json)).
+              type: int
+              sample: 28
+            hidden_size:
+              description: Hidden size (C(config.json)).
+              type: int
+              sample: 3584
+            params_billion:
+              description: Parameters computed from C(config.json), in billions (10^9), 2 decimals.
+              type: float
+              sample: 7.62
+            dtype:
+              description: Weight dtype from C(config.json) C(torch_dtype).
+              type: str
+              sample: bfloat16
+            weights_gib:
+              description: Size of all weights in GiB (2^30 bytes), 2 decimals.
+              type: float
+              sample: 14.19
+            max_model_len:
+              description: Context length (tokens) the KV cache was sized for.
+              type: int
+              sample: 32768
+            kv_cache_gib_per_sequence:
+              description: KV cache of one O(max_model_len)-token sequence for the whole model, in GiB.
+              type: float
+              sample: 1.75
+        request:
+          description: O(layout) as given (C(auto) or the list).
+          type: raw
+          sample: auto
+        valid_tensor_parallel_sizes:
+          description: Every C(tensor_parallel_size) the attention-head and KV-head rules allow for this model
+            (not limited by the host's GPU count).
+          type: list
+          elements: int
+          sample: [1, 2, 4, 28]
+        instances:
+          description: One entry per vLLM server, ordered by first GPU.
+          type: list
+          elements: dict
+          contains:
+            name:
+              description: C(n<numa>-<k>) (k counts instances on that NUMA node from 0), C(nx-<k>) when the
+                instance has no single known NUMA node; the systemd unit is C(vllm@<name>.service).
+              type: str
+              sample: n0-0
+            gpus:
+              description: nvidia-smi GPU indices, in stage order (PP consecutive TP groups).
+              type: list
+              elements: int
+              sample: [0, 1]
+            cuda_visible_devices:
+              description: Value for C(CUDA_VISIBLE_DEVICES) (with C(CUDA_DEVICE_ORDER=PCI_BUS_ID)).
+              type: str
+              sample: "0,1"
+            numa_node:
+              description: NUMA node of the instance's GPUs; null when unknown or when stages span nodes.
+              type: int
+              sample: 0
+            cpus:
+              description: CPUs to bind the server to (union of the GPUs' CPU affinity).
+              type: list
+              elements: int
+              sample: [0, 1, 2, 3]
+            tensor_parallel_size:
+              description: vLLM C(--tensor-parallel-size).
+              type: int
+              sample: 2
+            pipeline_parallel_size:
+              description: vLLM C(--pipeline-parallel-size).
+              type: int
+              sample: 1
+            port:
+              description: TCP port of this server.
+              type: int
+              sample: 8001
+            worst_link:
+              description: Worst C(nvidia-smi topo -m) code inside the instance's TP groups (C(X) for one GPU).
+              type: str
+              sample: NV12
+            link_class:
+              description: Class of C(worst_link) - self, nvlink, pix, pxb, phb, node, sys or unknown.
+              type: str
+              sample: nvlink
+            memory_per_gpu_gib:
+              description: Planned need per GPU in GiB (weights share + one-sequence KV cache + 1 GiB reserve).
+              type: float
+              sample: 16.93
+        gpus_unused:
+          description: GPU indices no instance uses (leftover, unhealthy or MIG; see C(explanation)).
+          type: list
+          elements: int
+          sample: []
+        endpoint_port:
+          description: O(endpoint_port).
+          type: int
+          sample: 8000
+        explanation:
+          description: Why this layout - memory need, what fits, what was tried, and warnings.
+          type: str
+          sample: "Qwen2.5-7B-Instruct needs 16.9 GiB per GPU at tensor_parallel_size=1, pipeline_parallel_size=1
+            (weights 14.2 GiB + KV cache for one 32768-token sequence 1.8 GiB + 1.0 GiB reserve); fits on 1 GPU
+            (80 GiB at 0.90): 6 replicas of TP=1 on GPUs [0], [1], [2], [3], [4], [5]."
+"""
+
+import json
+import os
+import socket
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import (
+    LayoutError,
+    plan_layout,
+)
+
+_COMPARED_KEYS = ("num_attention_heads", "num_key_value_heads", "num_hidden_layers", "hidden_size",
+                  "intermediate_size", "vocab_size", "torch_dtype")
+
+
+def _read_host_config(module, path):
+    try:
+        with open(path, "r") as handle:
+            text = handle.read()
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="vllm_layout: cannot read %s on host %s: %s" % (path, module.params["host"], exc))
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        module.fail_json(msg="vllm_layout: %s on host %s is not valid JSON (%s); re-download the model's "
+                             "config.json" % (path, module.params["host"], exc))
+    if not isinstance(data, dict):
+        module.fail_json(msg="vllm_layout: %s on host %s holds a JSON %s, not an object"
+                             % (path, module.params["host"], type(data).__name__))
+    return data
+
+
+def _parse_layout(module, layout):
+    if isinstance(layout, str) and layout.strip().lower() != "auto":
+        try:
+            return json.loads(layout)
+        except ValueError:
+            module.fail_json(msg="vllm_layout: layout must be 'auto' or a list of instances, got the string %r"
+                                 % layout)
+    return layout
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            topology=dict(type="dict", required=True),
+            model_name=dict(type="str", required=True),
+            model_path=dict(type="path"),
+            model_config=dict(type="dict"),
+            layout=dict(type="raw", default="auto"),
+            host=dict(type="str"),
+            base_port=dict(type="int", default=8001),
+            endpoint_port=dict(type="int", default=8000),
+            gpu_memory_utilization=dict(type="float", default=0.9),
+            max_model_len=dict(type="int"),
+            allow_mig=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    if not params["host"]:
+        params["host"] = socket.gethostname()
+    host = params["host"]
+
+    config, source = None, None
+    config_path = os.path.join(params["model_path"], "config.json") if params["model_path"] else None
+    if config_path and os.path.isfile(config_path):
+        config, source = _read_host_config(module, config_path), "host"
+        other = params["model_config"]
+        if other:
+            differ = [k for k in _COMPARED_KEYS if k in other and other.get(k) != config.get(k)]
+            if differ:
+                module.warn("vllm_layout: %s on host %s differs from the controller's model_config in %s; the "
+                            "host file is used" % (config_path, host, ", ".join(differ)))
+    elif params["model_config"]:
+        config, source = params["model_config"], "controller"
+    else:
+        where = ("%s does not exist on host %s" % (config_path, host)) if config_path else "model_path is not set"
+        module.fail_json(msg="vllm_layout: no config.json for %s: %s and model_config is not given; copy the model "
+                             "to the host or pass its config.json as model_config"
+                             % (params["model_name"], where))
+
+    layout = _parse_layout(module, params["layout"])
+    try:
+        plan = plan_layout(
+            params["topology"], config, layout,
+            host=host, model_name=params["model_name"], model_path=params["model_path"],
+            base_port=params["base_port"], endpoint_port=params["endpoint_port"],
+            gpu_memory_utilization=params["gpu_memory_utilization"], max_model_len=params["max_model_len"],
+            allow_mig=params["allow_mig"], config_source=source,
+        )
+    except LayoutError as exc:
+        module.fail_json(msg=str(exc), config_source=source)
+    except Exception as exc:  # pylint: disable=broad-except
+        module.fail_json(msg="vllm_layout: planner failed on host %s with %s: %s (input not understood; check that "
+                             "topology comes from gpu_topology_facts)" % (host, type(exc).__name__, exc))
+    module.exit_json(changed=False, ansible_facts={"vllm_layout": plan})
+
+
+if __name__ == "__main__":
+    main()

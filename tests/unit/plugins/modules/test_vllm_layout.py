@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Module-level tests of vllm_layout: run the module file as Ansible would, in a subprocess,
+with an args file ({"ANSIBLE_MODULE_ARGS": {...}}), and read its JSON answer."""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+MODULE = os.path.join(ROOT, "plugins", "modules", "vllm_layout.py")
+MODELS = os.path.join(ROOT, "tests", "fixtures", "models")
+
+
+def collections_root():
+    """Directory holding ``ansible_collections``: the real one when the repo sits at
+    .../ansible_collections/gpu_fleet/vllm_serving (ansible-test), else the .build/ac symlink farm."""
+    parts = os.path.realpath(ROOT).split(os.sep)
+    if len(parts) > 3 and parts[-3] == "ansible_collections":
+        return os.sep.join(parts[:-3]) or os.sep
+    return os.path.join(ROOT, ".build", "ac")
+
+
+AC = collections_root()
+
+
+def topology(available=True, reason=None):
+    """a100x6_2numa: NV12 pairs 0-1, 2-3, 4-5; GPUs 0-2 NUMA 0 (CPUs 0-31), 3-5 NUMA 1 (CPUs 32-63)."""
+    numa = [0, 0, 0, 1, 1, 1]
+
+    def code(a, b):
+        if a == b:
+            return "X"
+        if (min(a, b), max(a, b)) in ((0, 1), (2, 3), (4, 5)):
+            return "NV12"
+        return "NODE" if numa[a] == numa[b] else "SYS"
+    if not available:
+        return {"available": False, "reason": reason, "gpu_count": 0, "gpus": [], "links": [], "link_class": [],
+                "nvlink_islands": [], "numa_nodes": [], "nics": [], "warnings": []}
+    return {
+        "available": True, "reason": None, "driver_version": "535.104.05", "cuda_driver_version": "12.2",
+        "gpu_count": 6,
+        "gpus": [{"index": i, "name": "NVIDIA A100 80GB PCIe", "uuid": "GPU-%d" % i, "pci_bus_id": "00000000:%02X:00.0" % i,
+                  "memory_total_mib": 81920, "numa_node": numa[i],
+                  "cpu_affinity": list(range(0, 32)) if numa[i] == 0 else list(range(32, 64)),
+                  "healthy": True, "reason": None, "mig_mode": "Disabled", "nvlinks": []} for i in range(6)],
+        "links": [[code(a, b) for b in range(6)] for a in range(6)],
+        "link_class": [[{"X": "self", "NV12": "nvlink", "NODE": "node", "SYS": "sys"}[code(a, b)] for b in range(6)]
+                       for a in range(6)],
+        "nvlink_islands": [[0, 1], [2, 3], [4, 5]],
+        "numa_nodes": [{"id": 0, "cpus": list(range(0, 32)), "gpus": [0, 1, 2]},
+                       {"id": 1, "cpus": list(range(32, 64)), "gpus": [3, 4, 5]}],
+        "nics": [], "warnings": [],
+    }
+
+
+def run_module(tmp_path, check_mode=False, **args):
+    args.setdefault("topology", topology())
+    args.setdefault("model_name", "Qwen/Qwen2.5-7B-Instruct")
+    args.setdefault("host", "gpu-sim-a100x6")
+    module_args = dict(args)
+    module_args["_ansible_check_mode"] = check_mode
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = AC + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    result = json.loads(proc.stdout)
+    return proc.returncode, result
+
+
+def model_config(name):
+    with open(os.path.join(MODELS, name, "config.json")) as handle:
+        return json.load(handle)
+
+
+def test_auto_reads_config_on_host(tmp_path):
+    rc, res = run_module(tmp_path, model_path=os.path.join(MODELS, "Qwen2.5-7B-Instruct"))
+    assert rc == 0, res
+    assert res["changed"] is False
+    plan = res["ansible_facts"]["vllm_layout"]
+    assert plan["host"] == "gpu-sim-a100x6"
+    assert plan["model"]["config_source"] == "host"
+    assert plan["model"]["path"] == os.path.join(MODELS, "Qwen2.5-7B-Instruct")
+    assert plan["model"]["num_attention_heads"] == 28 and plan["model"]["num_key_value_heads"] == 4
+    assert [i["name"] for i in plan["instances"]] == ["n0-0", "n0-1", "n0-2", "n1-0", "n1-1", "n1-2"]
+    assert [i["port"] for i in plan["instances"]] == [8001, 8002, 8003, 8004, 8005, 8006]
+
+
+def test_controller_config_used_when_host_file_absent(tmp_path):
+    rc, res = run_module(tmp_path, model_path=str(tmp_path / "no-such-model"),
+                         model_config=model_config("Qwen2.5-7B-Instruct"))
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["model"]["config_source"] == "controller"
+
+
+def test_host_file_wins_and_a_difference_is_warned(tmp_path):
+    other = model_config("Qwen2.5-14B-Instruct")
+    rc, res = run_module(tmp_path, model_path=os.path.join(MODELS, "Qwen2.5-7B-Instruct"), model_config=other)
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["model"]["hidden_size"] == 3584
+    # ansible-core 2.19 returns structured warnings (dicts), older releases plain strings
+    assert "differs from the controller's model_config in num_attention_heads" in json.dumps(res.get("warnings", []))
+
+
+def test_fails_when_no_config_source(tmp_path):
+    rc, res = run_module(tmp_path, model_path=str(tmp_path / "missing"))
+    assert rc == 1 and res["failed"] is True
+    assert "no config.json for Qwen/Qwen2.5-7B-Instruct" in res["msg"]
+    assert str(tmp_path / "missing" / "config.json") + " does not exist on host gpu-sim-a100x6" in res["msg"]
+
+
+def test_fails_on_invalid_json(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": 3584,')
+    rc, res = run_module(tmp_path, model_path=str(model))
+    assert rc == 1
+    assert "is not valid JSON" in res["msg"] and str(model / "config.json") in res["msg"]
+
+
+def test_fails_when_config_lacks_keys(tmp_path):
+    model = tmp_path / "model"
+    model.mkdir()
+    cfg = model_config("Qwen2.5-7B-Instruct")
+    del cfg["num_attention_heads"]
+    (model / "config.json").write_text(json.dumps(cfg))
+    rc, res = run_module(tmp_path, model_path=str(model))
+    assert rc == 1
+    assert "config.json lacks num_attention_heads" in res["msg"] and "gpu-sim-a100x6" in res["msg"]
+
+
+def test_fails_when_topology_unavailable(tmp_path):
+    rc, res = run_module(tmp_path, topology=topology(False, "No devices were found"),
+                         model_config=model_config("Qwen2.5-7B-Instruct"))
+    assert rc == 1
+    assert res["msg"].startswith("host gpu-sim-a100x6: GPU topology is not available (No devices were found)")
+
+
+def test_explicit_tp3_refused(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"),
+                         layout=[{"gpus": [0, 1, 2], "tensor_parallel_size": 3, "pipeline_parallel_size": 1}])
+    assert rc == 1
+    assert "host gpu-sim-a100x6" in res["msg"]
+    assert "Total number of attention heads (28) must be divisible by tensor parallel size (3)." in res["msg"]
+    assert "1, 2, 4, 28" in res["msg"]
+
+
+def test_explicit_layout_accepted_with_port(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"),
+                         layout=[{"gpus": [4, 5], "tensor_parallel_size": 2, "port": 8010}, {"gpus": [0, 1]}])
+    assert rc == 0, res
+    insts = res["ansible_facts"]["vllm_layout"]["instances"]
+    assert [(i["name"], i["gpus"], i["port"], i["worst_link"]) for i in insts] == [
+        ("n0-0", [0, 1], 8001, "NV12"), ("n1-0", [4, 5], 8010, "NV12")]
+
+
+def test_layout_given_as_json_string(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"), layout='[{"gpus": [2]}]')
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["instances"][0]["gpus"] == [2]
+
+
+def test_check_mode_gives_the_same_plan(tmp_path):
+    kwargs = dict(model_config=model_config("Qwen2.5-72B-Instruct"))
+    rc1, normal = run_module(tmp_path, **kwargs)
+    rc2, checked = run_module(tmp_path, check_mode=True, **kwargs)
+    assert rc1 == rc2 == 0
+    assert checked["changed"] is False
+    assert checked["ansible_facts"] == normal["ansible_facts"]
+
+
+def test_options_reach_the_planner(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"), base_port=9001,
+                         endpoint_port=9000, max_model_len=4096, gpu_memory_utilization=0.5)
+    assert rc == 0, res
+    plan = res["ansible_facts"]["vllm_layout"]
+    assert plan["instances"][0]["port"] == 9001 and plan["endpoint_port"] == 9000
+    assert plan["model"]["max_model_len"] == 4096
+    assert "at 0.50" in plan["explanation"]
