@@ -163,8 +163,12 @@ printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"${rootfs}/etc/p
 rm -f "${rootfs}/var/lib/dbus/machine-id"
 printf 'localhost\n' >"${rootfs}/etc/hostname"
 
-# shrink: no downloaded .debs, no package lists (a role runs apt-get update first anyway)
-rm -rf "${rootfs}"/var/cache/apt/archives/*.deb "${rootfs}"/var/lib/apt/lists/* "${rootfs}"/var/log/*.log
+# package lists as on an installed server (apt's cache age then tells roles when to refresh;
+# an image with no lists but a fresh lists/ directory would look "recently updated" to them)
+chroot "${rootfs}" /usr/bin/apt-get update -q >/dev/null || die "apt-get update failed in the image"
+
+# shrink: no downloaded .debs, no logs
+rm -rf "${rootfs}"/var/cache/apt/archives/*.deb "${rootfs}"/var/log/*.log
 
 # --- import ------------------------------------------------------------------------------------
 t0=$(date +%s)
