@@ -56,9 +56,7 @@ sim: setup
 demo: sim
 	bash tests/simulator/hosts.sh up
 	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts site.yml
-	@$(BIN)/ansible gpu_hosts -i inventories/simulated/gpu_hosts -o -m ansible.builtin.shell \
-	  -a 'systemctl list-units --no-legend "vllm@*" ; curl -s -o /dev/null -w "endpoint :8000/health -> %{http_code}\n" http://127.0.0.1:8000/health' \
-	  | sed 's/\\n/\n    /g'
+	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts tests/simulator/demo-summary.yml
 
 demo-clean:
 	bash tests/simulator/hosts.sh down

@@ -71,20 +71,13 @@ def write_sysfs(root, gpus, nodes):
 
 def format_cpulist(ids):
     """[0,1,2,5] -> '0-2,5' (the kernel's cpulist format)."""
-    ids = sorted(set(ids))
-    out = []
-    start = prev = None
-    for i in ids:
-        if start is None:
-            start = prev = i
-        elif i == prev + 1:
-            prev = i
+    runs = []  # [first, last] of each run of consecutive ids
+    for i in sorted(set(ids)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
         else:
-            out.append(str(start) if start == prev else "%d-%d" % (start, prev))
-            start = prev = i
-    if start is not None:
-        out.append(str(start) if start == prev else "%d-%d" % (start, prev))
-    return ",".join(out)
+            runs.append([i, i])
+    return ",".join(str(first) if first == last else "%d-%d" % (first, last) for first, last in runs)
 
 
 # --- numactl -H -------------------------------------------------------------------------------
@@ -335,7 +328,7 @@ def derive_query_table(q_x_text, extra_per_gpu):
             "mig.mode.current": t(g, "mig_mode/current_mig"),
             "mig.mode.pending": t(g, "mig_mode/pending_mig"),
         }
-        v.update({k: val for k, val in extra.items()})
+        v.update(extra)
         rows.append(", ".join(_na(v[name]) for name, _unit in columns))
     header = ", ".join(name if not unit else "%s [%s]" % (name, unit) for name, unit in columns)
     return header + "\n" + "".join(r + "\n" for r in rows)

@@ -101,7 +101,8 @@ def _free_port():
 
 def _vllm(args, env, timeout=30):
     return subprocess.run([sys.executable, "-m", "vllm.scripts"] + args, env=env, timeout=timeout,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          check=False)
 
 
 def _last_line(text):
@@ -173,9 +174,9 @@ def test_health_version_models(server):
     assert (status, body) == (200, b"")
     assert headers["X-GPU-Sim-Instance"] == str(server.port)
     assert headers["X-GPU-Sim-Pid"] == str(server.proc.pid)
-    status, _, body = server.get("/version")
+    status, _headers, body = server.get("/version")
     assert status == 200 and json.loads(body) == {"version": "0.6.3.post1+gpusim"}
-    status, _, body = server.get("/v1/models")
+    status, _headers, body = server.get("/v1/models")
     cards = json.loads(body)["data"]
     assert [card["id"] for card in cards] == [SERVED]
     assert cards[0]["max_model_len"] == int(_qwen_row()["max_position_embeddings"])
@@ -192,7 +193,7 @@ def test_completion_names_the_instance(server):
     assert answer["usage"]["prompt_tokens"] == 2
     assert answer["usage"]["total_tokens"] == 2 + answer["usage"]["completion_tokens"]
     assert headers["X-GPU-Sim-Instance"] == str(server.port)
-    status, _, body = server.request("POST", "/v1/completions", {"model": "other", "prompt": "x"})
+    status, _headers, body = server.request("POST", "/v1/completions", {"model": "other", "prompt": "x"})
     assert status == 404 and json.loads(body)["message"] == "The model `other` does not exist."
     metrics = server.get("/metrics")[2].decode()
     assert 'vllm:prompt_tokens_total{model_name="%s"} 2.0' % SERVED in metrics
@@ -213,7 +214,7 @@ def _raw_stream(port, path, body):
         line = reader.readline().decode()
         if line in ("\r\n", ""):
             break
-        key, _, value = line.partition(":")
+        key, _colon, value = line.partition(":")
         headers[key.strip().lower()] = value.strip()
     chunks = []
     while True:
@@ -233,7 +234,7 @@ def test_stream_is_chunked_server_sent_events(server):
     assert headers["transfer-encoding"] == "chunked"
     assert headers["content-type"].startswith("text/event-stream")
     assert headers["x-gpu-sim-instance"] == str(server.port)
-    events = [data.decode() for _, data in chunks]
+    events = [data.decode() for _arrival, data in chunks]
     assert all(event.startswith("data: ") and event.endswith("\n\n") for event in events)
     assert events[-1] == "data: [DONE]\n\n"
     parsed = [json.loads(event[len("data: "):]) for event in events[:-1]]
@@ -246,10 +247,10 @@ def test_stream_is_chunked_server_sent_events(server):
 
 
 def test_chat_stream_starts_with_role(server):
-    _, _, chunks = _raw_stream(server.port, "/v1/chat/completions",
-                               {"model": SERVED, "messages": [{"role": "user", "content": "hi"}],
-                                "stream": True, "max_tokens": 3})
-    parsed = [json.loads(data.decode()[len("data: "):]) for _, data in chunks[:-1]]
+    _status, _headers, chunks = _raw_stream(server.port, "/v1/chat/completions",
+                                            {"model": SERVED, "messages": [{"role": "user", "content": "hi"}],
+                                             "stream": True, "max_tokens": 3})
+    parsed = [json.loads(data.decode()[len("data: "):]) for _arrival, data in chunks[:-1]]
     assert parsed[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert len(parsed) == 1 + 3
     assert parsed[-1]["choices"][0]["finish_reason"] == "length"

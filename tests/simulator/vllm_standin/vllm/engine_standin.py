@@ -69,7 +69,7 @@ def parse_smi_list(text):
     for line in text.splitlines():
         if not line.startswith("GPU "):
             continue
-        head, _, rest = line.partition(":")
+        head, _colon, rest = line.partition(":")
         try:
             index = int(head.split()[1])
         except (IndexError, ValueError):
@@ -78,7 +78,7 @@ def parse_smi_list(text):
         uuid = ""
         marker = "(UUID: "
         if marker in name:
-            name, _, tail = name.partition(marker)
+            name, _marker, tail = name.partition(marker)
             uuid = tail.rstrip(")").strip()
             name = name.strip()
         gpus.append({"index": index, "name": name, "uuid": uuid})
@@ -117,7 +117,7 @@ def discover_gpus(env=None):
     env = os.environ if env is None else env
     try:
         proc = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              universal_newlines=True, timeout=30)
+                              universal_newlines=True, timeout=30, check=False)
     except OSError as exc:
         logger.warning("gpu-sim: cannot run nvidia-smi -L (%s): no GPU visible", exc)
         return [], []

@@ -89,7 +89,7 @@ class Host(object):
         env.pop("LC_ALL", None)
         proc = subprocess.run([sys.executable, MODULE, args_file], env=env, cwd=self.root,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              universal_newlines=True, timeout=120)
+                              universal_newlines=True, timeout=120, check=False)
         assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
         return proc, json.loads(proc.stdout)
 

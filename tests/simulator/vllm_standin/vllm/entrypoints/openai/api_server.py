@@ -46,20 +46,13 @@ _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 def cpu_list_text(cpus):
     """[0, 1, 2, 5] -> "0-2,5" (the kernel's cpulist format)."""
-    cpus = sorted(cpus)
-    parts = []
-    start = prev = None
-    for cpu in cpus:
-        if start is None:
-            start = prev = cpu
-        elif cpu == prev + 1:
-            prev = cpu
+    runs = []  # [first, last] of each run of consecutive cpus
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
         else:
-            parts.append("%d" % start if start == prev else "%d-%d" % (start, prev))
-            start = prev = cpu
-    if start is not None:
-        parts.append("%d" % start if start == prev else "%d-%d" % (start, prev))
-    return ",".join(parts)
+            runs.append([cpu, cpu])
+    return ",".join("%d" % first if first == last else "%d-%d" % (first, last) for first, last in runs)
 
 
 def _cpu_affinity():
@@ -231,7 +224,7 @@ class StandinHandler(BaseHTTPRequestHandler):
         except (KeyError, ValueError, TypeError):
             phrase = ""
         uvicorn_log('%s:%d - "%s" %s %s' % (self.client_address[0], self.client_address[1],
-                                             self.requestline, code, phrase), stream=sys.stdout)
+                                            self.requestline, code, phrase), stream=sys.stdout)
 
     def log_error(self, format, *args):  # noqa: A002 - BaseHTTPRequestHandler's signature
         # idle keep-alive timeouts and client disconnects are routine, uvicorn is quiet on them
@@ -402,7 +395,7 @@ class StandinHandler(BaseHTTPRequestHandler):
                     "This model's maximum context length is %d tokens. However, you requested %d "
                     "tokens (%d in the messages, %d in the completion). Please reduce the length of "
                     "the messages or completion." % (state.max_model_len, prompt_tokens + max_tokens,
-                                                    prompt_tokens, max_tokens),
+                                                     prompt_tokens, max_tokens),
                     "BadRequestError", 400))
         pieces = state.reply_pieces(request["model"])
         finish_reason = "stop"
