@@ -470,20 +470,84 @@ def _yes_no(value):
     return None
 
 
-def _volatile_uncorrected(gpu):
-    """Sum of the volatile uncorrectable ECC counters, across DTD generations; None if N/A."""
-    volatile = gpu.find("ecc_errors/volatile")
-    if volatile is None:
+def _ecc_sum(gpu, kind, uncorrectable):
+    """Sum of the ``kind`` (``volatile``/``aggregate``) ECC counters of one class; None if N/A.
+
+    ``uncorrectable`` False sums the corrected (correctable, single bit) errors, True the
+    uncorrected ones. DTD v11 and older print ``single_bit/total`` and ``double_bit/total``
+    (their per-unit counters are parts of that total and are not added again); v12 and later
+    print flat ``sram_*`` / ``dram_*`` counters (``sram_correctable``, ``sram_uncorrectable`` or
+    ``sram_uncorrectable_parity`` + ``sram_uncorrectable_secded``, ``dram_correctable``,
+    ``dram_uncorrectable``), which are added up. Non-counters such as
+    ``sram_threshold_exceeded`` are ignored. ``N/A`` counters do not count; when every counter
+    is ``N/A`` (or the block is missing or collapsed to text) the result is None.
+    """
+    block = gpu.find("ecc_errors/" + kind)
+    if block is None:
         return None
+    v11_total = block.find(("double_bit" if uncorrectable else "single_bit") + "/total")
+    if v11_total is not None:
+        candidates = [v11_total]
+    elif uncorrectable:
+        candidates = [child for child in block if "uncorrectable" in child.tag]
+    else:
+        candidates = [child for child in block
+                      if "correctable" in child.tag and "uncorrectable" not in child.tag]
     total = None
-    double_bit = volatile.find("double_bit/total")  # v11 and older
-    candidates = [double_bit] if double_bit is not None else [
-        child for child in volatile if "uncorrectable" in child.tag]  # v12+ (sram/dram)
     for child in candidates:
         value = _int_with_unit(child.text)
         if value is not None:
             total = (total or 0) + value
     return total
+
+
+def _volatile_uncorrected(gpu):
+    """Sum of the volatile uncorrectable ECC counters, across DTD generations; None if N/A."""
+    return _ecc_sum(gpu, "volatile", True)
+
+
+def _xml_ecc(gpu):
+    """The ``ecc`` dict of one ``<gpu>``: mode, ECC counters, retired pages, remapped rows."""
+    return {
+        "mode": _mode(_text(gpu, "ecc_mode/current_ecc")),
+        "volatile_uncorrected": _volatile_uncorrected(gpu),
+        "volatile_corrected": _ecc_sum(gpu, "volatile", False),
+        "aggregate_uncorrected": _ecc_sum(gpu, "aggregate", True),
+        "aggregate_corrected": _ecc_sum(gpu, "aggregate", False),
+        "retired_pages_single_bit": _int_with_unit(
+            _text(gpu, "retired_pages/multiple_single_bit_retirement/retired_count")),
+        "retired_pages_double_bit": _int_with_unit(
+            _text(gpu, "retired_pages/double_bit_retirement/retired_count")),
+        "retired_pages_pending": _yes_no(_text(gpu, "retired_pages/pending_retirement")),
+        "remapped_rows_correctable": _int_with_unit(
+            _text(gpu, "remapped_rows/remapped_row_corr")),
+        "remapped_rows_uncorrectable": _int_with_unit(
+            _text(gpu, "remapped_rows/remapped_row_unc")),
+        "remapped_rows_pending": _yes_no(_text(gpu, "remapped_rows/remapped_row_pending")),
+        "remapped_rows_failure": _yes_no(_text(gpu, "remapped_rows/remapped_row_failure")),
+    }
+
+
+def _xml_mig_devices(gpu):
+    """``<mig_devices>/<mig_device>`` entries in document order (empty for ``None``/absent)."""
+    devices = []
+    for device in gpu.findall("mig_devices/mig_device"):
+        uncorrected = None
+        for child in device.findall("ecc_error_count/volatile_count/*"):
+            if "uncorrectable" in child.tag:
+                value = _int_with_unit(child.text)
+                if value is not None:
+                    uncorrected = (uncorrected or 0) + value
+        devices.append({
+            "index": _int_with_unit(_text(device, "index")),
+            "gpu_instance_id": _int_with_unit(_text(device, "gpu_instance_id")),
+            "compute_instance_id": _int_with_unit(_text(device, "compute_instance_id")),
+            "multiprocessor_count": _int_with_unit(
+                _text(device, "device_attributes/shared/multiprocessor_count")),
+            "memory_total_mib": _int_with_unit(_text(device, "fb_memory_usage/total")),
+            "volatile_uncorrected": uncorrected,
+        })
+    return devices
 
 
 def _xml_gpu(gpu, warnings, source):
@@ -502,12 +566,8 @@ def _xml_gpu(gpu, warnings, source):
         "memory_total_mib": _int_with_unit(_text(gpu, "fb_memory_usage/total")),
         "mig_mode": _mode(_text(gpu, "mig_mode/current_mig")),
         "mig_device_count": len(gpu.findall("mig_devices/mig_device")),
-        "ecc": {
-            "mode": _mode(_text(gpu, "ecc_mode/current_ecc")),
-            "volatile_uncorrected": _volatile_uncorrected(gpu),
-            "remapped_rows_pending": _yes_no(_text(gpu, "remapped_rows/remapped_row_pending")),
-            "retired_pages_pending": _yes_no(_text(gpu, "retired_pages/pending_retirement")),
-        },
+        "mig_devices": _xml_mig_devices(gpu),
+        "ecc": _xml_ecc(gpu),
         "pcie": {
             "link_gen_current": _int_with_unit(
                 _text(gpu, "pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
@@ -537,10 +597,15 @@ def parse_query_xml(text, source="nvidia-smi -q -x"):
     Returns ``{"driver_version", "cuda_driver_version", "attached_gpus", "gpus": [...],
     "messages": [lines outside the XML], "warnings": [...]}``; each GPU entry has ``name``,
     ``uuid``, ``pci_bus_id`` (nvidia-smi spelling), ``minor_number``, ``memory_total_mib``,
-    ``mig_mode``, ``mig_device_count``, ``ecc`` {mode, volatile_uncorrected,
-    remapped_rows_pending, retired_pages_pending}, ``pcie`` {link_gen_current, link_gen_max,
+    ``mig_mode``, ``mig_device_count``, ``mig_devices`` [{index, gpu_instance_id,
+    compute_instance_id, multiprocessor_count, memory_total_mib, volatile_uncorrected}],
+    ``ecc`` {mode, volatile_uncorrected, volatile_corrected, aggregate_uncorrected,
+    aggregate_corrected, retired_pages_single_bit, retired_pages_double_bit,
+    retired_pages_pending, remapped_rows_correctable, remapped_rows_uncorrectable,
+    remapped_rows_pending, remapped_rows_failure}, ``pcie`` {link_gen_current, link_gen_max,
     link_width_current, link_width_max}, ``healthy`` and ``reason``; GPUs in document order
-    (NVML index order).
+    (NVML index order). Every value nvidia-smi prints as ``N/A`` (or a block collapsed to
+    ``N/A``, such as ``<remapped_rows>N/A</remapped_rows>``) is None.
 
     Lines outside the XML (``Unable to determine the device handle ...``, ``WARNING: ...``) are
     returned in ``messages``. Output with no XML at all is fine when every line is such a
@@ -762,8 +827,13 @@ def _bus_key(bus):
 def _empty_qx_gpu(bus, reason):
     return {"name": None, "uuid": None, "pci_bus_id": bus, "minor_number": None,
             "memory_total_mib": None, "mig_mode": None, "mig_device_count": 0,
-            "ecc": {"mode": None, "volatile_uncorrected": None, "remapped_rows_pending": None,
-                    "retired_pages_pending": None},
+            "mig_devices": [],
+            "ecc": {"mode": None, "volatile_uncorrected": None, "volatile_corrected": None,
+                    "aggregate_uncorrected": None, "aggregate_corrected": None,
+                    "retired_pages_single_bit": None, "retired_pages_double_bit": None,
+                    "retired_pages_pending": None, "remapped_rows_correctable": None,
+                    "remapped_rows_uncorrectable": None, "remapped_rows_pending": None,
+                    "remapped_rows_failure": None},
             "pcie": {"link_gen_current": None, "link_gen_max": None, "link_width_current": None,
                      "link_width_max": None},
             "healthy": reason is None, "reason": reason}
@@ -996,6 +1066,7 @@ def build_gpu_topology(results, sysfs=None):
             "reason": entry["reason"],
             "mig_mode": entry["mig_mode"],
             "mig_device_count": entry["mig_device_count"],
+            "mig_devices": entry["mig_devices"],
             "ecc": entry["ecc"],
             "pcie": entry["pcie"],
             "nvlinks": [],

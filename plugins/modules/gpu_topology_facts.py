@@ -220,11 +220,59 @@ ansible_facts:
               type: str
               sample: Disabled
             mig_device_count:
-              description: Number of MIG devices (instances) listed for the GPU.
+              description: Number of MIG devices (instances) listed for the GPU; always the
+                length of C(mig_devices).
               type: int
               sample: 0
+            mig_devices:
+              description: MIG devices of the GPU from C(-q -x) C(<mig_devices>/<mig_device>), in
+                the order nvidia-smi lists them; empty when MIG is disabled or not supported
+                (C(<mig_devices>None</mig_devices>)) or the GPU is unknown. Each value is null
+                when nvidia-smi prints C(N/A) or leaves it out.
+              type: list
+              elements: dict
+              sample: [{"index": 0, "gpu_instance_id": 3, "compute_instance_id": 0,
+                        "multiprocessor_count": 14, "memory_total_mib": 19968,
+                        "volatile_uncorrected": 0}]
+              contains:
+                index:
+                  description: MIG device index within the GPU (C(<index>)), the C(MIG n) number
+                    of C(nvidia-smi -L).
+                  type: int
+                  sample: 0
+                gpu_instance_id:
+                  description: GPU instance id (C(<gpu_instance_id>), the GI of
+                    C(nvidia-smi mig -lgi)).
+                  type: int
+                  sample: 3
+                compute_instance_id:
+                  description: Compute instance id within the GPU instance
+                    (C(<compute_instance_id>), the CI of C(nvidia-smi mig -lci)).
+                  type: int
+                  sample: 0
+                multiprocessor_count:
+                  description: Streaming multiprocessors (SMs) of the MIG device
+                    (C(device_attributes/shared/multiprocessor_count)).
+                  type: int
+                  sample: 14
+                memory_total_mib:
+                  description: Framebuffer memory of the MIG device in MiB
+                    (C(fb_memory_usage/total)).
+                  type: int
+                  sample: 19968
+                volatile_uncorrected:
+                  description: Uncorrectable ECC errors of the MIG device since the driver loaded
+                    (sum of C(ecc_error_count/volatile_count/*uncorrectable*)); a count of
+                    errors; null when N/A.
+                  type: int
+                  sample: 0
             ecc:
-              description: ECC state from C(-q -x).
+              description: ECC state and error history from C(-q -x). Every key is null when
+                nvidia-smi prints C(N/A) for it or leaves it out (for example on GPUs without the
+                feature, or when the whole block reads C(<remapped_rows>N/A</remapped_rows>)).
+                Counters are numbers of errors (or pages, or rows); C(volatile) counters restart
+                at zero when the driver reloads, C(aggregate) ones persist in the InfoROM over
+                the GPU's lifetime.
               type: dict
               contains:
                 mode:
@@ -237,14 +285,64 @@ ansible_facts:
                     null when N/A.
                   type: int
                   sample: 0
-                remapped_rows_pending:
-                  description: True when a row remap is pending (GPU reset needed); null when N/A.
-                  type: bool
-                  sample: false
+                volatile_corrected:
+                  description: Count of corrected (single bit) ECC errors since the driver
+                    loaded, the sum of the volatile C(sram_correctable) and C(dram_correctable)
+                    counters, or C(single_bit/total) on drivers printing DTD v11 and older;
+                    null when N/A.
+                  type: int
+                  sample: 0
+                aggregate_uncorrected:
+                  description: Count of uncorrectable ECC errors over the GPU's lifetime, the sum of
+                    the aggregate C(*uncorrectable*) counters (C(sram_uncorrectable) or
+                    C(sram_uncorrectable_parity) + C(sram_uncorrectable_secded), and
+                    C(dram_uncorrectable)), or C(double_bit/total) on DTD v11 and older; null
+                    when N/A.
+                  type: int
+                  sample: 0
+                aggregate_corrected:
+                  description: Count of corrected (single bit) ECC errors over the GPU's
+                    lifetime, the sum of the aggregate C(sram_correctable) and
+                    C(dram_correctable) counters, or C(single_bit/total) on DTD v11 and older;
+                    null when N/A.
+                  type: int
+                  sample: 0
+                retired_pages_single_bit:
+                  description: Number of framebuffer pages retired after multiple single bit
+                    (corrected) errors (C(retired_pages/multiple_single_bit_retirement/retired_count));
+                    null when N/A (GPUs with row remapping, such as A100 and later, print N/A).
+                  type: int
+                  sample: 0
+                retired_pages_double_bit:
+                  description: Number of framebuffer pages retired after a double bit
+                    (uncorrectable) error (C(retired_pages/double_bit_retirement/retired_count));
+                    null when N/A.
+                  type: int
+                  sample: 0
                 retired_pages_pending:
                   description: True when a page retirement is pending; null when N/A.
                   type: bool
                   sample: null
+                remapped_rows_correctable:
+                  description: Number of memory rows remapped because of correctable errors
+                    (C(remapped_rows/remapped_row_corr)); null when N/A (GPUs before A100, or
+                    the block is N/A).
+                  type: int
+                  sample: 0
+                remapped_rows_uncorrectable:
+                  description: Number of memory rows remapped because of uncorrectable errors
+                    (C(remapped_rows/remapped_row_unc)); null when N/A.
+                  type: int
+                  sample: 0
+                remapped_rows_pending:
+                  description: True when a row remap is pending (GPU reset needed); null when N/A.
+                  type: bool
+                  sample: false
+                remapped_rows_failure:
+                  description: True when a row remapping failed (C(remapped_rows/remapped_row_failure);
+                    the GPU needs service); null when N/A.
+                  type: bool
+                  sample: false
             pcie:
               description: PCIe link of the GPU from C(-q -x).
               type: dict

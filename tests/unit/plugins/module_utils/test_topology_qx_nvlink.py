@@ -52,8 +52,15 @@ def test_qx_h200_vm():
     assert gpu["minor_number"] == 0
     assert gpu["memory_total_mib"] == 143771
     assert gpu["mig_mode"] == "Disabled" and gpu["mig_device_count"] == 0
+    assert gpu["mig_devices"] == []  # <mig_devices>None</mig_devices>
+    # q_x.out lines 167-224: v13 sram_/dram_ counters all 0, retired_pages all N/A,
+    # remapped_rows 0/0 with pending No and failure No
     assert gpu["ecc"] == {"mode": "Enabled", "volatile_uncorrected": 0,
-                          "remapped_rows_pending": False, "retired_pages_pending": None}
+                          "remapped_rows_pending": False, "retired_pages_pending": None,
+                          "volatile_corrected": 0, "aggregate_uncorrected": 0,
+                          "aggregate_corrected": 0, "retired_pages_single_bit": None,
+                          "retired_pages_double_bit": None, "remapped_rows_correctable": 0,
+                          "remapped_rows_uncorrectable": 0, "remapped_rows_failure": False}
     assert gpu["pcie"] == {"link_gen_current": 5, "link_gen_max": 5,
                            "link_width_current": 16, "link_width_max": 16}
     assert gpu["healthy"] is True and gpu["reason"] is None

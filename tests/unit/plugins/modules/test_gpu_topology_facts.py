@@ -268,3 +268,39 @@ def test_documentation_is_yaml_and_documents_every_fact_key(tmp_path):
         assert entry.get("type") and entry.get("description"), name
     for name, entry in documented["gpus"]["contains"].items():
         assert entry.get("type") and entry.get("description"), name
+    for name in ("ecc", "pcie"):
+        nested = documented["gpus"]["contains"][name]["contains"]
+        assert set(nested) == set(facts["gpus"][0][name]), name
+        for key, entry in nested.items():
+            assert entry.get("type") and entry.get("description"), (name, key)
+            assert "sample" in entry, (name, key)
+
+
+def test_documentation_of_mig_devices_matches_a_mig_host(tmp_path):
+    documented = yaml.safe_load(_documentation()["RETURN"])[
+        "ansible_facts"]["contains"]["gpu_topology"]["contains"]["gpus"]["contains"]
+    mig = documented["mig_devices"]
+    assert mig["type"] == "list" and mig["elements"] == "dict"
+    commands = {
+        "-q -x": {"file": os.path.join(
+            REAL, "public",
+            "qx_02_a100_sxm4_4gpu_host_mig4_xml_one_gpu_block_remapped_rows_na.txt")},
+        "topo -m": {"file": os.path.join(REAL, "public",
+                                         "topo_03_a30_4gpu_nv4_pairs_cross_socket.txt")},
+        "nvlink -s": {"file": os.path.join(REAL, "h200_vm", "nvlink_s.out")},
+    }
+    host = Host(tmp_path, commands)
+    proc, result = host.run({"nvidia_smi_path": host.smi, "sysfs_root": host.sysfs})
+    assert proc.returncode == 0, result
+    gpu = result["ansible_facts"]["gpu_topology"]["gpus"][1]  # minor_number 1 in qx_02
+    # qx_02: four <mig_device>, gpu_instance_id 3..6, 19968 MiB each
+    assert gpu["mig_mode"] == "Enabled"
+    assert len(gpu["mig_devices"]) == gpu["mig_device_count"] == 4
+    assert [device["gpu_instance_id"] for device in gpu["mig_devices"]] == [3, 4, 5, 6]
+    assert gpu["mig_devices"][3]["memory_total_mib"] == 19968
+    assert set(mig["contains"]) == set(gpu["mig_devices"][0])
+    assert set(mig["sample"][0]) == set(gpu["mig_devices"][0])
+    for key, entry in mig["contains"].items():
+        assert entry.get("type") and entry.get("description") and "sample" in entry, key
+    assert gpu["ecc"]["remapped_rows_pending"] is None  # <remapped_rows>N/A</remapped_rows>
+    assert gpu["ecc"]["aggregate_uncorrected"] == 0
