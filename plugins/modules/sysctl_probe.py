@@ -19,6 +19,8 @@ description:
   - A key can be absent (typo, module not loaded, or a C(net.*) key that does not exist in this
     network namespace), read-only (C(/proc/sys) mounted read-only, as in containers) or refused
     (for example C(Invalid argument) for C(net.core.rmem_max) in a non-initial network namespace).
+  - A key with an empty, C(.) or C(..) component, one that names a directory, or one that resolves
+    outside C(proc_root) is reported invalid and never opened.
   - Used by the C(host_tuning) role to persist only values the kernel accepts, so that a persisted
     value the kernel rejects cannot break every later C(sysctl --system).
   - Never changes a value. In check mode it only tests write permission with C(access(2)) and
@@ -91,14 +93,29 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 
-def _key_path(proc_root, key):
+def _key_parts(key):
     rel = key if "/" in key else key.replace(".", "/")
-    return os.path.join(proc_root, rel.strip("/"))
+    return rel.strip("/").split("/")
+
+
+def _key_path(proc_root, key):
+    return os.path.join(proc_root, *_key_parts(key))
 
 
 def probe_key(proc_root, key, check_mode):
     path = _key_path(proc_root, key)
     result = {"present": False, "value": None, "settable": False, "reason": None}
+    # A key is a path below proc_root: empty, '.' or '..' components ('vm..swappiness',
+    # 'vm/../../etc/hostname') would name another file, which the probe would then rewrite.
+    root = os.path.realpath(proc_root)
+    if any(part in ("", ".", "..") for part in _key_parts(key)) or \
+            not os.path.realpath(path).startswith(root.rstrip(os.sep) + os.sep):
+        result["reason"] = "invalid: %r is not a sysctl key (empty, '.' or '..' component, or outside %s)" % (
+            key, proc_root)
+        return result
+    if os.path.isdir(path):
+        result["reason"] = "invalid: %s is a directory (a group of sysctl keys, not a key)" % path
+        return result
     if not os.path.exists(path):
         result["reason"] = "absent: %s does not exist on this kernel (or not in this network namespace)" % path
         return result

@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""sysctl_probe run as Ansible runs it (subprocess, args file) against a writable sysctl tree
+planted in tmp_path: the simulated hosts mount /proc/sys read-only, so the writable path (the
+probe writes a key's own value back) is only exercised here."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+MODULE = os.path.join(ROOT, "plugins", "modules", "sysctl_probe.py")
+
+
+def collections_root():
+    """Directory holding ``ansible_collections`` (see test_vllm_layout.py)."""
+    parts = os.path.realpath(ROOT).split(os.sep)
+    if len(parts) > 3 and parts[-3] == "ansible_collections":
+        return os.sep.join(parts[:-3]) or os.sep
+    return os.path.join(ROOT, ".build", "ac")
+
+
+def plant(tmp_path):
+    proc = tmp_path / "proc_sys"
+    (proc / "vm").mkdir(parents=True)
+    (proc / "vm" / "swappiness").write_text("60\n")
+    outside = tmp_path / "outside"
+    outside.write_text("precious\n")
+    return proc, outside
+
+
+def run_module(tmp_path, keys, proc_root, check_mode=False):
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
+        "keys": keys, "proc_root": str(proc_root), "_ansible_check_mode": check_mode}}))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_existing_key_is_settable_and_unchanged(tmp_path):
+    proc, dummy = plant(tmp_path)
+    rc, res = run_module(tmp_path, ["vm.swappiness"], proc)
+    assert rc == 0 and res["changed"] is False
+    assert res["probes"]["vm.swappiness"] == {"present": True, "value": "60", "settable": True, "reason": None}
+    assert (proc / "vm" / "swappiness").read_text() == "60\n"
+
+
+def test_unknown_key_is_absent_not_failed(tmp_path):
+    proc, dummy = plant(tmp_path)
+    rc, res = run_module(tmp_path, ["vm.does_not_exist"], proc)
+    assert rc == 0
+    probe = res["probes"]["vm.does_not_exist"]
+    assert probe["present"] is False and probe["settable"] is False
+    assert probe["reason"].startswith("absent: ")
+
+
+def test_directory_is_not_a_key(tmp_path):
+    proc, dummy = plant(tmp_path)
+    rc, res = run_module(tmp_path, ["vm"], proc)
+    assert rc == 0
+    assert res["probes"]["vm"]["settable"] is False and res["probes"]["vm"]["reason"].startswith("invalid: ")
+
+
+def test_keys_leaving_proc_root_are_invalid_and_never_written(tmp_path):
+    proc, outside = plant(tmp_path)
+    keys = ["vm/../../outside", "vm..swappiness", "vm/./swappiness"]
+    for check_mode in (True, False):
+        rc, res = run_module(tmp_path, keys, proc, check_mode=check_mode)
+        assert rc == 0
+        for key in keys:
+            assert res["probes"][key]["settable"] is False, (key, res["probes"][key])
+            assert res["probes"][key]["reason"].startswith("invalid: "), (key, res["probes"][key])
+    assert outside.read_text() == "precious\n"
