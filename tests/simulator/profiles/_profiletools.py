@@ -9,6 +9,7 @@ query_gpu.csv, ...), numactl_H.out for the numactl bridge, a small sysfs tree un
 meta.json. These helpers write those pieces; make_h200_vm.py and generate_a100x6.py use them.
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -69,15 +70,19 @@ def write_sysfs(root, gpus, nodes):
     write_text(os.path.join(root, "devices", "system", "node", "online"), format_cpulist(ids) + "\n")
 
 
-def format_cpulist(ids):
-    """[0,1,2,5] -> '0-2,5' (the kernel's cpulist format)."""
-    runs = []  # [first, last] of each run of consecutive ids
-    for i in sorted(set(ids)):
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ",".join(str(first) if first == last else "%d-%d" % (first, last) for first, last in runs)
+def _collection_cpulist():
+    """The collection's own cpulist code (pure Python, no Ansible imports), loaded by path so the
+    generators and the facts module cannot disagree on the kernel's cpulist format."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                        "plugins", "module_utils", "_cpulist.py")
+    spec = importlib.util.spec_from_file_location("gpu_fleet_cpulist", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# [0,1,2,5] -> '0-2,5' (the kernel's cpulist format)
+format_cpulist = _collection_cpulist().format_cpulist
 
 
 # --- numactl -H -------------------------------------------------------------------------------
