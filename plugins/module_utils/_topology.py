@@ -550,6 +550,11 @@ def _xml_mig_devices(gpu):
     return devices
 
 
+_HEALTH_FIELDS = ("product_name", "uuid", "fb_memory_usage/total", "fan_speed", "performance_state",
+                  "temperature/gpu_temp", "power_readings/power_draw", "gpu_power_readings/power_draw",
+                  "ecc_mode/current_ecc")
+
+
 def _xml_gpu(gpu, warnings, source):
     bus = gpu.get("id") or _text(gpu, "pci/pci_bus_id")
     try:
@@ -581,13 +586,17 @@ def _xml_gpu(gpu, warnings, source):
         "healthy": True,
         "reason": None,
     }
-    for field, path in (("product_name", "product_name"), ("uuid", "uuid"),
-                        ("fb_memory_usage/total", "fb_memory_usage/total")):
-        value = _text(gpu, path)
+    # A GPU whose driver calls fail prints ERR!/Unknown Error in these fields while the other GPUs
+    # answer (NVIDIA/open-gpu-kernel-modules#446: name, fan, temperature, performance state, power,
+    # ECC all ERR! for one A40 of eight). Every failing field is named in the reason.
+    failing = []
+    for field in _HEALTH_FIELDS:
+        value = _text(gpu, field)
         if value and _ERROR_VALUE_RE.search(value):
-            entry["healthy"] = False
-            entry["reason"] = "%s reports %s %r for GPU %s" % (source, field, value, bus)
-            break
+            failing.append("%s %r" % (field, value))
+    if failing:
+        entry["healthy"] = False
+        entry["reason"] = "%s reports %s for GPU %s" % (source, ", ".join(failing), bus)
     return entry
 
 

@@ -6,7 +6,7 @@
 A profile directory (tests/simulator/profiles/<name>/) holds what the simulated nvidia-smi
 replays (topo_m.out, q_x.out, q.out, nvlink_s.out, smi.out, smi_L.out, smi_version.out,
 query_gpu.csv, ...), numactl_H.out for the numactl bridge, a small sysfs tree under sysfs/ and
-meta.json. These helpers write those pieces; make_h200_vm.py and generate_a100x6.py use them.
+meta.json. These helpers write those pieces; make_real_profile.py and generate_a100x6.py use them.
 """
 
 import importlib.util

@@ -448,11 +448,11 @@ def main(argv):
     here = os.path.dirname(os.path.abspath(__file__))
     dest = os.path.join(here, NAME)
     if "--check" in argv:
-        import make_h200_vm
+        import make_real_profile
         tmp = tempfile.mkdtemp()
         try:
             build(os.path.join(tmp, NAME))
-            ok = make_h200_vm.same_tree(os.path.join(tmp, NAME), dest) and make_h200_vm.same_tree(dest, os.path.join(tmp, NAME))
+            ok = make_real_profile.same_tree(os.path.join(tmp, NAME), dest) and make_real_profile.same_tree(dest, os.path.join(tmp, NAME))
         finally:
             shutil.rmtree(tmp)
         print("%s: %s" % (NAME, "up to date" if ok else "DIFFERS from generate_a100x6.py output"))

@@ -62,7 +62,7 @@ def test_h200_profile_is_the_real_capture(name):
     assert read(os.path.join(PROFILES, "h200_vm", name)) == read(os.path.join(REAL, name))
 
 
-@pytest.mark.parametrize("script", ["make_h200_vm.py", "generate_a100x6.py"])
+@pytest.mark.parametrize("script", ["make_real_profile.py", "generate_a100x6.py"])
 def test_committed_profiles_match_their_builders(script):
     res = subprocess.run([sys.executable, os.path.join(PROFILES, script), "--check"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
@@ -293,3 +293,36 @@ def test_numactl_binds_nothing_but_validates_and_logs(tmp_path, a100):
 def test_numactl_node1_invalid_on_single_node_profile(h200):
     res = run(NUMACTL, ["--cpunodebind=1", "true"], h200)
     assert res.returncode == 1 and b"libnuma: Warning: node argument 1 is out of range" in res.stderr
+
+
+# --- h200x2_nvlink: the real 2x H200 NV18 capture -------------------------------------------------
+
+H200X2_REAL = os.path.join(REPO, "tests", "fixtures", "real", "h200x2_nvlink")
+
+
+@pytest.mark.parametrize("args, name", [
+    (["topo", "-m"], "topo_m.out"),
+    (["topo", "-mp"], "topo_mp.out"),
+    (["nvlink", "-s"], "nvlink_s.out"),
+    (["nvlink", "--status"], "nvlink_status.out"),
+    (["-q", "-x"], "q_x.out"),
+    ([], "smi.out"),
+])
+def test_nvsmi_replays_the_h200x2_capture(args, name):
+    res = run(NVSMI, args, os.path.join(PROFILES, "h200x2_nvlink"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == read(os.path.join(H200X2_REAL, name))
+
+
+def test_h200x2_sysfs_from_the_capture():
+    # pci_devices.out: GPUs 0000:00:06.0 and 0000:00:07.0, numa_node=-1, local_cpulist=0-31; the virtio
+    # NIC 0000:00:03.0 is not a GPU and is left out; nodes.out: node0 cpulist=0-31
+    devices = os.path.join(PROFILES, "h200x2_nvlink", "sysfs", "bus", "pci", "devices")
+    assert sorted(os.listdir(devices)) == ["0000:00:06.0", "0000:00:07.0"]
+    for dev in os.listdir(devices):
+        assert read(os.path.join(devices, dev, "numa_node")) == b"-1\n"
+        assert read(os.path.join(devices, dev, "local_cpulist")) == b"0-31\n"
+    node = os.path.join(PROFILES, "h200x2_nvlink", "sysfs", "devices", "system", "node")
+    assert read(os.path.join(node, "node0", "cpulist")) == b"0-31\n"
+    # numactl_H.out: node 0 size 4699 MB
+    assert read(os.path.join(node, "node0", "meminfo")).startswith(b"Node 0 MemTotal:        %d kB\n" % (4699 * 1024))

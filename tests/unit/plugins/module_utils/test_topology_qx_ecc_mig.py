@@ -247,3 +247,22 @@ def test_facts_carry_mig_devices_and_ecc_and_fill_unknown_gpus():
         assert other["mig_devices"] == [] and other["mig_device_count"] == 0
         assert set(other["ecc"]) == ECC_KEYS
         assert all(value is None for value in other["ecc"].values())
+
+
+def test_err_fields_in_one_gpu_of_xml_mark_it_unhealthy_and_keep_the_others():
+    # Planted fault: GPU 00000000:00:10.0 of the real 8x V100S capture answers ERR!/Unknown Error in the
+    # fields the plain table showed as ERR! for the A40 of NVIDIA/open-gpu-kernel-modules#446.
+    import re
+    text = read(QX_03)
+    start = text.index('<gpu id="00000000:00:10.0">')
+    end = text.index("</gpu>", start)
+    block = text[start:end]
+    block = re.sub(r"<gpu_temp>[^<]*</gpu_temp>", "<gpu_temp>Unknown Error</gpu_temp>", block, count=1)
+    block = re.sub(r"<performance_state>[^<]*</performance_state>",
+                   "<performance_state>ERR!</performance_state>", block, count=1)
+    qx = parse_query_xml(text[:start] + block + text[end:])
+    bad = [g for g in qx["gpus"] if not g["healthy"]]
+    assert [g["pci_bus_id"] for g in bad] == ["00000000:00:10.0"]
+    assert "temperature/gpu_temp 'Unknown Error'" in bad[0]["reason"]
+    assert "performance_state 'ERR!'" in bad[0]["reason"]
+    assert len([g for g in qx["gpus"] if g["healthy"]]) == 7

@@ -1,19 +1,20 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Build the simulated-host profile `h200_vm` from the REAL capture in tests/fixtures/real/h200_vm/.
+"""Build the simulated-host profiles that replay REAL captures (tests/fixtures/real/<capture>/).
 
 Every nvidia-smi output is copied byte for byte (nothing generated); the only derived pieces are
- - sysfs/ : from pci_gpus.out (GPU 0000:00:06.0 numa_node -1, local_cpulist 0-15, link speeds) and
-   nodes.out (node0 cpulist 0-15, online 0); node0/meminfo's MemTotal/MemFree come from
-   numactl_H.out ("node 0 size: 4443 MB" -> 4443*1024 kB), the capture holds no meminfo;
+ - sysfs/ : from the capture's PCI listing (pci_gpus.out or pci_devices.out: each NVIDIA display/3D
+   controller's numa_node, local_cpulist and link speeds) and nodes.out (node cpulists, online);
+   node meminfo's MemTotal/MemFree come from numactl_H.out ("node 0 size: 4443 MB" -> 4443*1024 kB),
+   the captures hold no meminfo;
  - query_gpu.csv : the per-GPU field table for --query-gpu field lists other than the captured one,
    derived from q_x.out (the captured query_gpu.out must be reproduced from it: checked below);
  - meta.json : name, generated=false, source, and a "replay" entry for each other captured
-   nvidia-smi command of commands.tsv with its exit code (e.g. `-q -d PCI` exits 2).
+   nvidia-smi command of commands.tsv with its exit code (e.g. `-q -d PCI` exits 2 on h200_vm).
 
-    python3 tests/simulator/profiles/make_h200_vm.py          # (re)write the profile
-    python3 tests/simulator/profiles/make_h200_vm.py --check  # fail if the committed one differs
+    python3 tests/simulator/profiles/make_real_profile.py [NAME ...]          # (re)write profiles
+    python3 tests/simulator/profiles/make_real_profile.py --check [NAME ...]  # fail if a committed one differs
 """
 
 import csv
@@ -26,15 +27,43 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _profiletools as pt  # noqa: E402
 
-NAME = "h200_vm"
-SRC = os.path.join(pt.REAL, "h200_vm")
+PROFILES = {
+    "h200_vm": {
+        "capture": "h200_vm",
+        "pci": "pci_gpus.out",
+        "source": "tests/fixtures/real/h200_vm (captured on a real NVIDIA H200 VM: Ubuntu 24.04, driver "
+                  "580.159.04, CUDA 13.0); built by tests/simulator/profiles/make_real_profile.py",
+        "description": "One NVIDIA H200 (143771 MiB) in a VM without NUMA information (GPU sysfs numa_node -1, "
+                       "one node, CPUs 0-15), no NVLink exposed (nvlink -s prints nothing). All nvidia-smi "
+                       "outputs are the real capture, byte for byte.",
+    },
+    "h200x2_nvlink": {
+        "capture": "h200x2_nvlink",
+        "pci": "pci_devices.out",
+        "source": "tests/fixtures/real/h200x2_nvlink (captured 2026-11-29 on a real 2x NVIDIA H200 VM: Ubuntu "
+                  "24.04, driver 580.159.04, CUDA 13.0, by tests/hardware/run_on_device.sh); built by "
+                  "tests/simulator/profiles/make_real_profile.py",
+        "description": "Two NVIDIA H200 (143771 MiB each) joined by NV18 (18 NVLinks at 26.562 GB/s each), "
+                       "PHB in the PCIe-only view (topo -mp); one NUMA node with CPUs 0-31; GPU sysfs "
+                       "numa_node -1 (topo -m's NUMA Affinity 0 decides). All nvidia-smi outputs are the real "
+                       "capture, byte for byte.",
+    },
+}
 
 # files replayed by the standard commands of the simulated nvidia-smi (same names in the profile)
-STANDARD = ["topo_m.out", "q_x.out", "q.out", "nvlink_s.out", "smi.out", "smi_L.out", "smi_version.out",
-            "query_gpu.out", "numactl_H.out"]
+STANDARD = ["topo_m.out", "topo_mp.out", "q_x.out", "q.out", "nvlink_s.out", "smi.out", "smi_L.out",
+            "smi_version.out", "query_gpu.out", "numactl_H.out"]
 # commands.tsv entries answered by the standard command table (no replay entry needed)
-STANDARD_COMMANDS = {"topo_m.out", "q_x.out", "q.out", "nvlink_s.out", "smi.out", "smi_L.out", "smi_version.out",
-                     "query_gpu.out"}
+STANDARD_COMMANDS = {"topo_m.out", "topo_mp.out", "q_x.out", "q.out", "nvlink_s.out", "smi.out", "smi_L.out",
+                     "smi_version.out", "query_gpu.out"}
+
+NAME = SRC = CONF = None  # set per profile by select()
+
+
+def select(name):
+    global NAME, SRC, CONF
+    NAME, CONF = name, PROFILES[name]
+    SRC = os.path.join(pt.REAL, CONF["capture"])
 
 
 def read(name):
@@ -53,7 +82,8 @@ def parse_kv(line):
 
 def build(dest):
     for name in STANDARD:
-        pt.write_bytes(os.path.join(dest, name), read(name))
+        if os.path.exists(os.path.join(SRC, name)):
+            pt.write_bytes(os.path.join(dest, name), read(name))
 
     # commands.tsv: file <TAB> rc <TAB> command
     replay = []
@@ -81,11 +111,13 @@ def build(dest):
                 key = "-".join(a.lstrip("-") for a in argv[1:]).lower().replace(",", "_")
             replay.append({"argv": argv[1:], "file": row["file"], "rc": int(row["rc"]), "key": key})
 
-    # sysfs from pci_gpus.out / nodes.out
+    # sysfs from the PCI listing / nodes.out: NVIDIA (0x10de) display/3D controllers (class 0x03....)
     gpus = []
-    for line in read("pci_gpus.out").decode("utf-8").splitlines():
+    for line in read(CONF["pci"]).decode("utf-8").splitlines():
         path = line.split()[0]
         kv = parse_kv(line.split(" ", 1)[1].replace(" GT/s PCIe", "_GT/s_PCIe"))
+        if kv.get("vendor") != "0x10de" or not kv.get("class", "").startswith("0x03"):
+            continue
         pci = os.path.basename(path)
         domain, bus, devfn = pci.split(":")
         gpus.append({
@@ -117,21 +149,18 @@ def build(dest):
             raise SystemExit("node/online mismatch with nodes.out")
 
     # per-GPU table; the captured query must be reproducible from it
-    compute_cap = read("query_gpu.out").decode("utf-8").splitlines()[1].split(", ")[-1]
-    table = pt.derive_query_table(read("q_x.out").decode("utf-8"), [{"compute_cap": compute_cap}])
+    caps = [{"compute_cap": row.split(", ")[-1]} for row in read("query_gpu.out").decode("utf-8").splitlines()[1:]]
+    table = pt.derive_query_table(read("q_x.out").decode("utf-8"), caps)
     pt.write_text(os.path.join(dest, "query_gpu.csv"), table)
     check_query_table(table, query_fields, read("query_gpu.out").decode("utf-8"))
 
     pt.write_json(os.path.join(dest, "meta.json"), {
         "name": NAME,
         "generated": False,
-        "source": "tests/fixtures/real/h200_vm (captured on a real NVIDIA H200 VM: Ubuntu 24.04, driver "
-                  "580.159.04, CUDA 13.0); built by tests/simulator/profiles/make_h200_vm.py",
-        "description": "One NVIDIA H200 (143771 MiB) in a VM without NUMA information (GPU sysfs numa_node -1, "
-                       "one node, CPUs 0-15), no NVLink exposed (nvlink -s prints nothing). All nvidia-smi "
-                       "outputs are the real capture, byte for byte.",
+        "source": CONF["source"],
+        "description": CONF["description"],
         "derived": {
-            "sysfs": "from pci_gpus.out and nodes.out; node meminfo from numactl_H.out sizes",
+            "sysfs": "from %s and nodes.out; node meminfo from numactl_H.out sizes" % CONF["pci"],
             "query_gpu.csv": "from q_x.out (+ compute_cap from query_gpu.out); reproduces query_gpu.out",
         },
         "query_gpu_captured": {"fields": query_fields, "format": query_format, "file": "query_gpu.out"},
@@ -166,21 +195,27 @@ def same_tree(a, b):
 
 
 def main(argv):
-    dest = os.path.join(os.path.dirname(os.path.abspath(__file__)), NAME)
-    if "--check" in argv:
-        tmp = tempfile.mkdtemp()
-        try:
-            build(os.path.join(tmp, NAME))
-            ok = same_tree(os.path.join(tmp, NAME), dest) and same_tree(dest, os.path.join(tmp, NAME))
-        finally:
-            shutil.rmtree(tmp)
-        print("%s: %s" % (NAME, "up to date" if ok else "DIFFERS from make_h200_vm.py output"))
-        return 0 if ok else 1
-    if os.path.isdir(dest):
-        shutil.rmtree(dest)
-    build(dest)
-    print("wrote %s" % dest)
-    return 0
+    check = "--check" in argv
+    names = [a for a in argv if not a.startswith("--")] or sorted(PROFILES)
+    status = 0
+    for name in names:
+        select(name)
+        dest = os.path.join(os.path.dirname(os.path.abspath(__file__)), NAME)
+        if check:
+            tmp = tempfile.mkdtemp()
+            try:
+                build(os.path.join(tmp, NAME))
+                ok = same_tree(os.path.join(tmp, NAME), dest) and same_tree(dest, os.path.join(tmp, NAME))
+            finally:
+                shutil.rmtree(tmp)
+            print("%s: %s" % (NAME, "up to date" if ok else "DIFFERS from make_real_profile.py output"))
+            status = status or (0 if ok else 1)
+            continue
+        if os.path.isdir(dest):
+            shutil.rmtree(dest)
+        build(dest)
+        print("wrote %s" % dest)
+    return status
 
 
 if __name__ == "__main__":
