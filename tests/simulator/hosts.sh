@@ -12,7 +12,8 @@
 # a100x6_2numa) and gpu-sim-h200 (profile h200_vm). `up` on running hosts starts nothing and only
 # re-runs plant.yml (which then reports changed=0).
 #
-# Environment: GPU_SIM_IMAGE (default localhost/gpu-fleet-sim:bullseye), GPU_SIM_BOOT_TIMEOUT
+# Environment: GPU_SIM_INVENTORY (inventory used to plant, default tests/simulator/inventory.yml;
+# benchmarks/fleet.py passes its own), GPU_SIM_IMAGE (default localhost/gpu-fleet-sim:bullseye), GPU_SIM_BOOT_TIMEOUT
 # (seconds to wait for systemd, default 90), GPU_SIM_SKIP_PACKAGES=1 (do not run
 # tests/simulator/packages/build-all.sh before planting), ANSIBLE_PLAYBOOK (default
 # .venv/bin/ansible-playbook of the repo, else the one on PATH).
@@ -105,7 +106,7 @@ case "${cmd}" in
         log "hosts up, systemd $(podman exec "${hosts[0]}" systemctl is-system-running 2>/dev/null || true) [$(since "${t}")]"
         t=$(now)
         limit="$(IFS=,; echo "${hosts[*]}")"
-        (cd "${repo}" && "$(ansible_playbook)" -i "${here}/inventory.yml" --limit "${limit}" "${here}/plant.yml")
+        (cd "${repo}" && "$(ansible_playbook)" -i "${GPU_SIM_INVENTORY:-${here}/inventory.yml}" --limit "${limit}" "${here}/plant.yml")
         log "planted ${limit} [$(since "${t}")]"
         ;;
     down)
@@ -131,7 +132,7 @@ case "${cmd}" in
         done
         ;;
     *)
-        sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+        sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//' >&2
         exit 2
         ;;
 esac

@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmarks (not tests) on simulated GPU hosts: site.yml converge cost and fleet scaling.
+
+  converge  one fresh simulated host (profile a100x6_2numa): site.yml first run, then the
+            idempotent re-run; prints wall time, tasks and `changed` of each, and the ratio.
+            Targets (issue 8): re-run changed=0, re-run time <= 50% of the first run.
+  fleet     N simulated hosts (default 1, 4 and 8): the same playbook (default
+            playbooks/preflight.yml) over the first 1, 4, 8 hosts, REPEAT times each; prints the
+            median wall time per size and the ratio of the largest to 1 host.
+            Target (issue 8): 8 hosts / 1 host <= 2.5 with the shipped ansible.cfg (forks 16,
+            pipelining, fact cache).
+
+The hosts are podman containers named gpu-bench-NN (never the demo's or molecule's), started by
+tests/simulator/hosts.sh with this script's own inventory, and removed at the end (--keep leaves
+them). Run from the repository root after `make sim`:
+
+    .venv/bin/python benchmarks/fleet.py converge
+    .venv/bin/python benchmarks/fleet.py fleet --sizes 1,4,8 [--playbook playbooks/preflight.yml] [--repeat 3]
+
+Needs CONTAINERS_CONF=tests/simulator/containers.conf (set here when absent).
+"""
+from __future__ import absolute_import, division, print_function
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+BENCH = os.path.join(REPO, ".build", "bench")
+RECAP = re.compile(r"^(?P<host>\S+)\s+:\s+ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)"
+                   r"\s+failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)\s+rescued=(?P<rescued>\d+)"
+                   r"\s+ignored=(?P<ignored>\d+)", re.M)
+
+
+def env():
+    e = dict(os.environ)
+    e.setdefault("CONTAINERS_CONF", os.path.join(REPO, "tests", "simulator", "containers.conf"))
+    e.setdefault("ANSIBLE_CONFIG", os.path.join(REPO, "ansible.cfg"))
+    e.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "ac"))
+    e["ANSIBLE_FORCE_COLOR"] = "false"
+    e["PATH"] = os.path.join(REPO, ".venv", "bin") + os.pathsep + e.get("PATH", "")
+    e["GPU_SIM_INVENTORY"] = os.path.join(BENCH, "inventory", "hosts.yml")
+    return e
+
+
+def names(count):
+    return ["gpu-bench-%02d" % i for i in range(1, count + 1)]
+
+
+def write_inventory(hosts, profile):
+    inv = os.path.join(BENCH, "inventory")
+    os.makedirs(inv, exist_ok=True)
+    link = os.path.join(inv, "group_vars")
+    if not os.path.islink(link):
+        os.symlink(os.path.join(REPO, "inventories", "simulated", "group_vars"), link)
+    lines = ["# written by benchmarks/fleet.py", "all:", "  children:", "    gpu_hosts:", "      hosts:"]
+    lines += ["        %s:" % h for h in hosts]
+    lines += ["      vars:",
+              "        ansible_connection: containers.podman.podman",
+              "        ansible_python_interpreter: /usr/bin/python3",
+              "        gpu_sim_profile: %s" % profile, ""]
+    with open(os.path.join(inv, "hosts.yml"), "w") as fh:
+        fh.write("\n".join(lines))
+    return os.path.join(inv, "hosts.yml")
+
+
+def hosts_sh(action, hosts):
+    subprocess.run(["bash", os.path.join(REPO, "tests", "simulator", "hosts.sh"), action] + hosts,
+                   cwd=REPO, env=env(), check=True, stdout=subprocess.DEVNULL)
+
+
+def playbook(inventory, path, limit=None, extra=None):
+    cmd = [os.path.join(REPO, ".venv", "bin", "ansible-playbook"), "-i", inventory, path]
+    if limit:
+        cmd += ["--limit", ",".join(limit)]
+    cmd += extra or []
+    start = time.monotonic()
+    res = subprocess.run(cmd, cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True, check=False)
+    wall = time.monotonic() - start
+    recap = {m.group("host"): {k: int(v) for k, v in m.groupdict().items() if k != "host"}
+             for m in RECAP.finditer(res.stdout)}
+    return {"rc": res.returncode, "wall_s": round(wall, 1), "recap": recap, "tail": res.stdout[-3000:]}
+
+
+def summarize(run):
+    counts = list(run["recap"].values())
+    return {"rc": run["rc"], "wall_s": run["wall_s"],
+            "tasks": sum(c["ok"] + c["failed"] + c["skipped"] for c in counts),
+            "changed": sum(c["changed"] for c in counts),
+            "failed": sum(c["failed"] + c["unreachable"] for c in counts)}
+
+
+def converge(opts):
+    hosts = names(1)
+    inventory = write_inventory(hosts, opts.profile)
+    hosts_sh("down", hosts)
+    hosts_sh("up", hosts)
+    try:
+        first = playbook(inventory, os.path.join(REPO, "site.yml"))
+        second = playbook(inventory, os.path.join(REPO, "site.yml"))
+    finally:
+        if not opts.keep:
+            hosts_sh("down", hosts)
+    a, b = summarize(first), summarize(second)
+    report = {"benchmark": "site.yml converge, 1 simulated host (%s)" % opts.profile,
+              "first_run": a, "rerun": b,
+              "rerun_to_first_ratio": round(b["wall_s"] / a["wall_s"], 3) if a["wall_s"] else None,
+              "targets": {"rerun_changed_0": b["changed"] == 0,
+                          "rerun_at_most_half": bool(a["wall_s"]) and b["wall_s"] <= 0.5 * a["wall_s"]}}
+    if a["rc"] or b["rc"]:
+        report["failure_tail"] = (first if a["rc"] else second)["tail"]
+    print(json.dumps(report, indent=2))
+    return 0 if not (a["rc"] or b["rc"]) else 1
+
+
+def fleet(opts):
+    sizes = sorted(int(s) for s in opts.sizes.split(","))
+    hosts = names(max(sizes))
+    inventory = write_inventory(hosts, opts.profile)
+    hosts_sh("down", hosts)
+    hosts_sh("up", hosts)
+    rows = []
+    try:
+        if opts.converge_first:
+            prep = playbook(inventory, os.path.join(REPO, "site.yml"))
+            if prep["rc"]:
+                print(prep["tail"], file=sys.stderr)
+                return 1
+        for size in sizes:
+            runs = [playbook(inventory, os.path.join(REPO, opts.playbook), limit=hosts[:size], extra=opts.extra)
+                    for _ in range(opts.repeat)]
+            walls = [r["wall_s"] for r in runs]
+            rows.append({"hosts": size, "median_s": round(statistics.median(walls), 1), "runs_s": walls,
+                         "rc": [r["rc"] for r in runs], "failed_hosts": summarize(runs[-1])["failed"]})
+    finally:
+        if not opts.keep:
+            hosts_sh("down", hosts)
+    base = rows[0]["median_s"]
+    for row in rows:
+        row["ratio_to_%d_host" % sizes[0]] = round(row["median_s"] / base, 2) if base else None
+    print(json.dumps({"benchmark": "%s over simulated hosts (%s)" % (opts.playbook, opts.profile),
+                      "converged_first": opts.converge_first, "repeat": opts.repeat, "rows": rows,
+                      "largest_to_smallest": rows[-1]["ratio_to_%d_host" % sizes[0]]}, indent=2))
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what")
+    c = sub.add_parser("converge")
+    f = sub.add_parser("fleet")
+    for p in (c, f):
+        p.add_argument("--profile", default="a100x6_2numa")
+        p.add_argument("--keep", action="store_true", help="leave the gpu-bench-NN containers running")
+    f.add_argument("--sizes", default="1,4,8")
+    f.add_argument("--playbook", default="playbooks/preflight.yml")
+    f.add_argument("--repeat", type=int, default=3)
+    f.add_argument("--converge-first", action="store_true", help="run site.yml on all hosts before timing")
+    f.add_argument("--extra", nargs="*", default=[], help="extra ansible-playbook arguments")
+    opts = parser.parse_args()
+    if opts.what == "converge":
+        return converge(opts)
+    if opts.what == "fleet":
+        return fleet(opts)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
