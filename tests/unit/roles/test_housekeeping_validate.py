@@ -90,7 +90,7 @@ def results(tmp_path_factory):
                ANSIBLE_RETRY_FILES_ENABLED="false", ANSIBLE_CONFIG=str(tmp / "ansible.cfg"), LC_ALL="C.UTF-8")
     proc = subprocess.run(
         [sys.executable, "-m", "ansible.cli.playbook", "--check", "-i", "localhost,",
-         os.path.join(HERE, "playbooks", "housekeeping_validate.yml"),
+         os.path.join(HERE, "harness", "housekeeping_validate.yml"),
          "-e", "cases_file=%s results_file=%s" % (tmp / "cases.json", tmp / "results.json"),
          "-e", "ansible_python_interpreter=%s" % sys.executable],
         env=env, cwd=str(tmp), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
