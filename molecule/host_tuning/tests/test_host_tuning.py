@@ -21,7 +21,6 @@ import testinfra
 NAME = "i5-host-tuning"  # the platform of molecule.yml
 
 
-
 @pytest.fixture(scope="module")
 def box():
     """The container, reached with podman exec: one Ansible run per command (testinfra's ansible
@@ -90,12 +89,21 @@ def check_run(box):
     return _ansible_playbook(box, check=True, extra={"housekeeping_cache_pattern": "*%.pt"})
 
 
-def test_refused_keys_named_in_play_output(check_run):
+def test_refused_keys_named_in_play_output(box, check_run):
     """The converge output is not kept by molecule; a check-mode run shows the same report."""
     out = check_run
     assert out.returncode == 0, out.stdout
     for key in WANTED:
         assert "host i5-host-tuning: sysctl %s not applicable (host-owned, not persisted)" % key in out.stdout
+    # the container's live kernel.numa_balancing is 0 (no NUMA balancing in this kernel config or
+    # already off), the wanted value; its swappiness is not 0
+    live = _proc_sys(box, "kernel.numa_balancing")
+    expected = "already as wanted" if live == "0" else "the host must set it"
+    numa = r"sysctl kernel\.numa_balancing not applicable .*; live value %s, wanted 0 \(%s\)" % (live, expected)
+    assert re.search(numa, out.stdout)
+    swappiness = (r"sysctl vm\.swappiness not applicable .*; live value %s, wanted 0 \(the host must set it\)"
+                  % _proc_sys(box, "vm.swappiness"))
+    assert re.search(swappiness, out.stdout)
 
 
 # --- governor ----------------------------------------------------------------------------------
@@ -129,8 +137,8 @@ def test_installed_governor_helper_on_planted_sysfs(box):
     ]
     for cpu, current, available in plant:
         d = "%s/devices/system/cpu/%s/cpufreq" % (root, cpu)
-        box.check_output("mkdir -p %s && echo %s > %s/scaling_governor && echo '%s' > %s/scaling_available_governors"
-                          % (d, current, d, available, d))
+        box.check_output("mkdir -p %s && echo %s > %s/scaling_governor && echo %s > %s/scaling_available_governors",
+                         d, current, d, available, d)
     box.check_output("mkdir -p %s/devices/system/cpu/cpu3" % root)  # no cpufreq
     out = box.run("SYSFS_ROOT=%s /usr/local/sbin/gpu-fleet-cpu-governor performance" % root)
     assert out.rc == 0, out.stderr
