@@ -1,0 +1,388 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Raw state of a simulated host after host_tuning and housekeeping (molecule scenario host_tuning).
+
+Expected values are the issue's (drop-in path, 03:00, `*.pt` older than 7 days, 0640 vllm:vllm)
+and what a podman container is known to refuse: /proc/sys is mounted read-only, and the
+net.core.* buffer sizes are not per network namespace (read-only in a non-initial one).
+The assertions read files, /proc, units and processes directly; they never ask the roles.
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import time
+
+import pytest
+import testinfra
+
+NAME = "i5-host-tuning"  # the platform of molecule.yml
+
+
+@pytest.fixture(scope="module")
+def box():
+    """The container, reached with podman exec: one Ansible run per command (testinfra's ansible
+    backend) took 16 minutes for this module on a 2-core machine."""
+    return testinfra.get_host("podman://" + NAME)
+
+
+DROPIN = "/etc/sysctl.d/60-gpu-serving.conf"
+REPORT = "/etc/ansible/facts.d/gpu_fleet_host_tuning.fact"
+WANTED = {"vm.swappiness": "0", "net.core.rmem_max": "33554432", "net.core.wmem_max": "33554432",
+          "kernel.numa_balancing": "0"}
+CACHE = "/var/cache/qwen_image_cache"
+CRON = "/etc/cron.d/gpu-fleet-cache-cleanup"
+LOGDIR = "/var/log/vllm"
+
+
+def _report(box):
+    return json.loads(box.file(REPORT).content_string)
+
+
+def _proc_sys(box, key):
+    return box.file("/proc/sys/" + key.replace(".", "/")).content_string.strip()
+
+
+# --- sysctl ------------------------------------------------------------------------------------
+
+def test_proc_sys_is_read_only_here(box):
+    """The premise of the next tests: this container cannot take any of the wanted keys."""
+    assert box.run("sh -c 'echo 60 > /proc/sys/vm/swappiness'").rc != 0
+    assert box.run("sh -c 'echo 33554432 > /proc/sys/net/core/rmem_max'").rc != 0
+
+
+def test_dropin_holds_no_refused_key(box):
+    dropin = box.file(DROPIN)
+    assert dropin.exists and dropin.user == "root" and dropin.mode == 0o644
+    settings = [line for line in dropin.content_string.splitlines() if line.strip() and not line.startswith("#")]
+    assert settings == []
+    assert "Managed by gpu_fleet.vllm_serving.host_tuning" in dropin.content_string
+    # and the kernel's own loader accepts every file, ours included
+    result = box.run("sysctl -p %s" % DROPIN)
+    assert result.rc == 0, result.stderr
+
+
+def test_refused_keys_reported_with_reason_and_live_value(box):
+    report = _report(box)
+    assert report["sysctl_file"] == DROPIN
+    assert report["sysctl_wanted"] == {k: int(v) for k, v in WANTED.items()}
+    assert report["sysctl_applied"] == {}
+    refused = report["sysctl_not_applicable"]
+    assert set(refused) == set(WANTED)
+    for key, probe in refused.items():
+        assert probe["settable"] is False, key
+        assert probe["present"] is True, key
+        # the reported value is the live one, read back from /proc/sys now
+        assert probe["value"] == _proc_sys(box, key), key
+        assert probe["reason"], key
+    # the container's live swappiness is the host's 60-ish, not the wanted 0: a persisted file
+    # saying 0 here would be a lie, hence none
+    assert re.match(r"^(read-only|refused)", refused["vm.swappiness"]["reason"])
+    assert re.match(r"^(read-only|refused)", refused["net.core.rmem_max"]["reason"])
+
+
+@pytest.fixture(scope="module")
+def check_run(box):
+    """One --check --diff run of the converge playbook, with a cleanup pattern holding %."""
+    return _ansible_playbook(box, check=True, extra={"housekeeping_cache_pattern": "*%.pt"})
+
+
+def test_refused_keys_named_in_play_output(box, check_run):
+    """The converge output is not kept by molecule; a check-mode run shows the same report."""
+    out = check_run
+    assert out.returncode == 0, out.stdout
+    for key in WANTED:
+        assert "host i5-host-tuning: sysctl %s not applicable (host-owned, not persisted)" % key in out.stdout
+    # the container's live kernel.numa_balancing is 0 (no NUMA balancing in this kernel config or
+    # already off), the wanted value; its swappiness is not 0
+    live = _proc_sys(box, "kernel.numa_balancing")
+    expected = "already as wanted" if live == "0" else "the host must set it"
+    numa = r"sysctl kernel\.numa_balancing not applicable .*; live value %s, wanted 0 \(%s\)" % (live, expected)
+    assert re.search(numa, out.stdout)
+    swappiness = (r"sysctl vm\.swappiness not applicable .*; live value %s, wanted 0 \(the host must set it\)"
+                  % _proc_sys(box, "vm.swappiness"))
+    assert re.search(swappiness, out.stdout)
+
+
+# --- governor ----------------------------------------------------------------------------------
+
+def test_governor_unit_installed_enabled_and_skipped(box):
+    unit = box.file("/etc/systemd/system/gpu-fleet-cpu-governor.service").content_string
+    assert "ConditionPathExists=/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor" in unit
+    assert "ExecStart=/usr/local/sbin/gpu-fleet-cpu-governor performance" in unit
+    assert box.service("gpu-fleet-cpu-governor").is_enabled
+    assert not box.file("/sys/devices/system/cpu/cpu0/cpufreq").exists
+    start = box.run("systemctl start gpu-fleet-cpu-governor.service")
+    assert start.rc == 0, start.stderr
+    show = box.check_output("systemctl show -p ConditionResult -p ActiveState -p Result gpu-fleet-cpu-governor.service")
+    assert "ConditionResult=no" in show
+    assert "ActiveState=inactive" in show
+    assert "Result=success" in show
+
+
+def test_governor_reported_not_applicable(box):
+    assert _report(box)["governor"] == \
+        "not applicable: no cpufreq under /sys/devices/system/cpu (VM or container)"
+
+
+def test_installed_governor_helper_on_planted_sysfs(box):
+    root = "/tmp/i5-sysfs"
+    box.run("rm -rf %s" % root)
+    plant = [
+        ("cpu0", "powersave", "performance powersave"),
+        ("cpu1", "performance", "performance powersave"),
+        ("cpu2", "userspace", "userspace"),
+    ]
+    for cpu, current, available in plant:
+        d = "%s/devices/system/cpu/%s/cpufreq" % (root, cpu)
+        box.check_output("mkdir -p %s && echo %s > %s/scaling_governor && echo %s > %s/scaling_available_governors",
+                         d, current, d, available, d)
+    box.check_output("mkdir -p %s/devices/system/cpu/cpu3" % root)  # no cpufreq
+    out = box.run("SYSFS_ROOT=%s /usr/local/sbin/gpu-fleet-cpu-governor performance" % root)
+    assert out.rc == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == ("not offered: performance on cpu2 (available: userspace); "
+                                           "left as they are; 2 other CPUs handled (1 changed)")
+    cur = box.check_output("cat %s/devices/system/cpu/cpu[0-2]/cpufreq/scaling_governor" % root).split()
+    assert cur == ["performance", "performance", "userspace"]
+    box.run("rm -rf %s" % root)
+
+
+# --- swap --------------------------------------------------------------------------------------
+
+def test_swap_off_not_run_in_a_container(box):
+    report = _report(box)
+    assert report["swap"] == "not applicable: container guest (podman); swap belongs to the host kernel, left as is"
+
+
+# --- logrotate ---------------------------------------------------------------------------------
+
+def test_log_dir_owned_by_service_user(box):
+    d = box.file(LOGDIR)
+    assert d.is_directory and d.user == "vllm" and d.group == "vllm" and d.mode == 0o750
+
+
+def test_logrotate_config(box):
+    conf = box.file("/etc/logrotate.d/vllm").content_string
+    body = [line.strip() for line in conf.splitlines() if line.strip() and not line.strip().startswith("#")]
+    assert body == [
+        "/var/log/vllm/*.log {", "daily", "rotate 30", "compress", "delaycompress", "missingok",
+        "notifempty", "copytruncate", "su vllm vllm", "create 0640 vllm vllm", "}",
+    ]
+    # an empty state file: the real one does not exist before logrotate's first daily run
+    debug = box.run("logrotate -d -s /dev/null /etc/logrotate.d/vllm")
+    assert debug.rc == 0, debug.stderr
+    assert "error" not in (debug.stdout + debug.stderr).lower(), debug.stdout + debug.stderr
+    assert "rotating pattern: /var/log/vllm/*.log" in debug.stdout + debug.stderr
+
+
+def _seqs(text):
+    return [int(line.split()[1]) for line in text.splitlines() if line.startswith("line ")]
+
+
+def _wait_growth(box, path, seconds=10):
+    size = int(box.check_output("stat -c %%s %s" % path))
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        time.sleep(0.5)
+        if int(box.check_output("stat -c %%s %s" % path)) > size:
+            return True
+    return False
+
+
+def test_two_forced_rotations_keep_the_writer_writing(box):
+    """A long-running writer (as vLLM under systemd: StandardOutput=append:, one descriptor for
+    the whole life of the process) survives two forced rotations: after each, it keeps writing
+    into the live file, the rotated copies stop growing, the older one is compressed."""
+    log = LOGDIR + "/i5-writer.log"
+    state = "/var/lib/logrotate/i5-test.status"
+    box.run("systemctl stop i5-writer.service; systemctl reset-failed i5-writer.service")
+    box.run("rm -f %s %s.* %s" % (log, log, state))
+    # vllm_server creates each instance's log file the same way before its unit starts
+    box.check_output("install -o vllm -g vllm -m 0640 /dev/null %s" % log)
+    box.check_output(
+        "systemd-run --unit=i5-writer --uid=vllm --gid=vllm -p StandardOutput=append:%s "
+        "/bin/sh -c 'i=0; while :; do i=$((i+1)); echo \"line $i\"; sleep 0.05; done'" % log)
+    try:
+        assert _wait_growth(box, log)
+        for rotation in (1, 2):
+            time.sleep(1)
+            out = box.run("logrotate -f -s %s /etc/logrotate.d/vllm" % state)
+            assert out.rc == 0, out.stderr
+            assert _wait_growth(box, log), "rotation %d: the writer stopped writing into the live file" % rotation
+            size_1 = box.file(log + ".1").size
+            time.sleep(1.5)
+            assert box.file(log + ".1").size == size_1, "rotation %d: the rotated file still grows" % rotation
+            assert box.file(log).size > 0
+            live = box.file(log).content_string
+            assert "\0" not in live, "the writer kept its old offset: the live file starts with a hole"
+            rotated = _seqs(box.file(log + ".1").content_string)
+            assert rotated and _seqs(live)[0] > rotated[-1]
+        # after two rotations: live file, .1 (delaycompress), .2.gz
+        listing = box.check_output("ls %s" % LOGDIR).split()
+        assert sorted(n for n in listing if n.startswith("i5-writer")) == \
+            ["i5-writer.log", "i5-writer.log.1", "i5-writer.log.2.gz"]
+        assert box.run("gzip -t %s.2.gz" % log).rc == 0
+        oldest = _seqs(box.check_output("zcat %s.2.gz" % log))
+        middle = _seqs(box.file(log + ".1").content_string)
+        newest = _seqs(box.file(log).content_string)
+        assert oldest[0] == 1
+        assert oldest[-1] < middle[0] <= middle[-1] < newest[0]
+        for name in ("i5-writer.log", "i5-writer.log.1", "i5-writer.log.2.gz"):
+            f = box.file(LOGDIR + "/" + name)
+            assert (f.user, f.group, f.mode) == ("vllm", "vllm", 0o640), name
+        # the writer is the same process as before the rotations
+        assert box.check_output("systemctl show -p NRestarts --value i5-writer.service") == "0"
+        assert box.check_output("systemctl is-active i5-writer.service") == "active"
+    finally:
+        box.run("systemctl stop i5-writer.service")
+        box.run("rm -f %s %s.* %s" % (log, log, state))
+
+
+# --- cache cleanup cron ------------------------------------------------------------------------
+
+def _cron_line(box):
+    lines = [line for line in box.file(CRON).content_string.splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_cron_entry(box):
+    f = box.file(CRON)
+    assert f.user == "root" and f.mode == 0o644
+    fields = _cron_line(box).split(None, 6)
+    assert fields[:6] == ["0", "3", "*", "*", "*", "root"]
+    command = fields[6]
+    assert command == ("[ -d '%s' ] && find -P '%s' -xdev -type f -name '*.pt' -mtime +7 -delete" % (CACHE, CACHE))
+    # cron turns an unescaped % into a newline
+    assert re.search(r"(?<!\\)%", command) is None
+
+
+def test_cron_escapes_percent(box):
+    """A pattern with % is written escaped (check mode + diff: nothing changes on the box)."""
+    out = _ansible_playbook(box, check=True, extra={"housekeeping_cache_pattern": "*%.pt"})
+    assert out.returncode == 0, out.stdout
+    assert r"-name '*\%.pt'" in out.stdout
+    assert "-name '*.pt'" in _cron_line(box)
+
+
+OLD = "10 days ago"
+RECENT = "3 days ago"
+# path below the cache dir -> (kind, age, survives)
+TREE = {
+    "old.pt": ("file", OLD, False),
+    "sub/deeper/old.pt": ("file", OLD, False),
+    "old file with spaces.pt": ("file", OLD, False),
+    "recent.pt": ("file", RECENT, True),
+    "new.pt": ("file", None, True),
+    "old.bin": ("file", OLD, True),
+    "old.pt.bak": ("file", OLD, True),
+    "olddir.pt": ("dir", OLD, True),
+    "link-to-outside.pt": ("link", OLD, True),        # -> /srv/i5-outside/victim.pt
+    "linked-dir": ("dirlink", OLD, True),             # -> /srv/i5-outside/dir
+    "otherfs/old.pt": ("file", OLD, True),            # another file system
+}
+OUTSIDE = {"/srv/i5-outside/victim.pt": OLD, "/srv/i5-outside/dir/old.pt": OLD}
+
+
+def _plant(box):
+    q = shlex.quote
+    script = [
+        "set -e",
+        "find %s -mindepth 1 -maxdepth 1 ! -name otherfs -exec rm -rf {} +" % CACHE,
+        "rm -rf %s/otherfs/* /srv/i5-outside" % CACHE,
+        "mkdir -p /srv/i5-outside/dir",
+    ]
+    for path, age in OUTSIDE.items():
+        script.append("touch -d %s %s" % (q(age), path))
+    for rel, (kind, age, _survives) in TREE.items():
+        path = q(CACHE + "/" + rel)
+        script.append("mkdir -p %s" % q(os.path.dirname(CACHE + "/" + rel)))
+        script.append({
+            "file": "echo data > %s" % path,
+            "dir": "mkdir -p %s" % path,
+            "link": "ln -s /srv/i5-outside/victim.pt %s" % path,
+            "dirlink": "ln -s /srv/i5-outside/dir %s" % path,
+        }[kind])
+        if age:
+            script.append("touch -h -d %s %s" % (q(age), path))
+    # the parent directories were touched by planting; age them too (they must survive anyway)
+    script.append("touch -d %s %s/sub %s/sub/deeper" % (q(OLD), CACHE, CACHE))
+    box.check_output("sh -c %s" % q("\n".join(script)))
+
+
+def test_otherfs_is_another_file_system(box):
+    dev = box.check_output("stat -c %%d %s %s/otherfs" % (CACHE, CACHE)).split()
+    assert dev[0] != dev[1]
+
+
+def test_cleanup_from_cron_deletes_exactly_old_pt_files(box):
+    _plant(box)
+    command = _cron_line(box).split(None, 6)[6]
+    # cron passes the command to /bin/sh after turning \% into %
+    result = box.run("/bin/sh -c %s" % shlex.quote(command.replace("\\%", "%")))
+    assert result.rc == 0, result.stderr
+    left = set(box.check_output("cd %s && find . -mindepth 1" % CACHE).splitlines())
+    for rel, (kind, _age, survives) in TREE.items():
+        assert ("./" + rel in left) == survives, "%s (%s): %s" % (rel, kind, "deleted" if survives else "kept")
+    for path in OUTSIDE:
+        assert box.file(path).exists, path
+    assert box.file(CACHE + "/sub/deeper").is_directory
+    assert box.file(CACHE + "/link-to-outside.pt").is_symlink
+    assert box.file(CACHE + "/linked-dir").is_symlink
+
+
+# --- refused paths change nothing --------------------------------------------------------------
+
+def _ansible_playbook(box, check=False, extra=None):
+    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
+    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
+    scenario = os.environ.get("MOLECULE_SCENARIO_DIRECTORY")
+    if not inventory or not project or not scenario:
+        pytest.fail("run under molecule (MOLECULE_* variables unset)")
+    cmd = [os.path.join(project, ".venv/bin/ansible-playbook"), "-i", inventory,
+           os.path.join(scenario, "converge.yml")]
+    if check:
+        cmd += ["--check", "--diff"]
+    if extra:
+        cmd += ["-e", json.dumps(extra)]
+    # one line per message (the YAML result format wraps long strings)
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="1", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          cwd=project, env=env, timeout=600, check=False)
+
+
+STATE = ("stat -c '%n %Y %s %a %U' /etc/sysctl.d/60-gpu-serving.conf /etc/logrotate.d/vllm "
+         "/etc/cron.d/gpu-fleet-cache-cleanup /etc/ansible/facts.d/gpu_fleet_host_tuning.fact "
+         "/etc/systemd/system/gpu-fleet-cpu-governor.service /var/log/vllm; "
+         "md5sum /etc/cron.d/gpu-fleet-cache-cleanup /etc/logrotate.d/vllm")
+
+
+REFUSED = {
+    "/": "it is the root directory /",
+    "/etc": "it lies in the system tree /etc",
+    "/srv/models": "it is the model directory /srv/models/Qwen2.5-7B-Instruct (vllm_server_model.path) or a parent of it",
+    "/srv/models/Qwen2.5-7B-Instruct/cache": "it lies inside the model directory /srv/models/Qwen2.5-7B-Instruct (vllm_server_model.path)",
+    "var/cache/x": "it is a relative path",
+}
+
+
+def test_refused_paths_change_nothing(box):
+    """Refused paths fail the host in the validation play, before host_tuning or housekeeping
+    change anything, even though the same run also asks for other changes; each is named."""
+    before = box.check_output(STATE)
+    out = _ansible_playbook(box, extra={
+        "housekeeping_cache_dirs": ["/var/cache/qwen_image_cache"] + list(REFUSED),
+        "housekeeping_logrotate_rotate": 5,
+        "host_tuning_sysctl": {"vm.max_map_count": 1048576},
+    })
+    assert out.returncode != 0
+    for bad, reason in REFUSED.items():
+        assert ("host i5-host-tuning: housekeeping_cache_dirs entry '%s' is refused: %s" % (bad, reason)) in out.stdout
+    assert "entry '/var/cache/qwen_image_cache' is refused" not in out.stdout
+    assert "Traceback" not in out.stdout
+    assert "changed=0" in out.stdout
+    assert "TASK [gpu_fleet.vllm_serving.host_tuning" not in out.stdout
+    assert box.check_output(STATE) == before
