@@ -32,12 +32,12 @@ def _worker(rank, world, gpus, sizes, iters, init_file, result_file):
     for size in sizes:
         numel = size // 4
         buf = torch.empty(numel, dtype=torch.float32, device="cuda")
-        for _ in range(5):  # warm-up (also builds the NCCL communicator on the first call)
+        for _warm in range(5):  # warm-up (also builds the NCCL communicator on the first call)
             buf.fill_(rank + 1.0)
             dist.all_reduce(buf)
         torch.cuda.synchronize()
         times = []
-        for _ in range(iters):
+        for _iter in range(iters):
             buf.fill_(rank + 1.0)
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
