@@ -239,7 +239,7 @@ def _read(path):
 
 
 def _message(host, path, where, failing):
-    lines = ["model_verify on %s: %s (%s) failed verification, %d failing finding(s); nothing was changed:"
+    lines = ["model_verify on %s: %s (%s) failed verification, %d failing finding(s); this copy must not be used:"
              % (host or "this host", path, where, len(failing))]
     for item in failing[:8]:
         lines.append("%s %s: expected %s, actual %s - %s" % (

@@ -114,3 +114,5 @@ def test_check_mode_reported_what_would_be_fetched_and_changed_nothing(host):
     assert sorted(f["file"] for f in report[0]["fetch"]) == sorted(SIZES)
     assert report[0]["fetch_bytes"] == sum(SIZES.values())
     assert not host.file("/srv/models/check").exists
+    output = host.file("/root/i10-check-output.txt").content_string
+    assert "would fetch 3 file(s), %d bytes" % sum(SIZES.values()) in " ".join(output.split())

@@ -108,7 +108,7 @@ def test_corrupted_copy_fails_with_a_message_naming_host_file_and_values(model, 
     rc, res = run_module(tmp_path, base(model, record=True))
     assert rc == 1 and res["failed"] is True
     assert "gpu-test-01" in res["msg"] and "model.safetensors" in res["msg"] and WEIGHTS_SHA256 in res["msg"]
-    assert "nothing was changed" in res["msg"]
+    assert "must not be used" in res["msg"]
     assert [f["id"] for f in res["findings"]] == ["model-file-corrupted"]
     assert not (model / "manifest.json").exists()
 
