@@ -5,7 +5,7 @@
 refused corrupted revision and a --check run (side_effect.yml).
 
 Read with plain tools (readlink, sha256sum, stat, systemctl), not with the collection's code.
-Expected values come from tests/fixtures/models/hub/.../model-info.json (written with git and
+Expected values come from tests/fixtures/hub/.../model-info.json (written with git and
 sha256sum by make_hub_fixture.sh)."""
 import json
 
@@ -14,7 +14,7 @@ GOOD = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
 BAD = "bad0bad0bad0bad0bad0bad0bad0bad0bad0bad0"
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"
 CONFIG_BLOB = "e6f05e364be425f143be5d981ed0eaba37e1d11a"
-SIZES = {"README.md": 137, "config.json": 569, "model.safetensors": 65712}
+SIZES = {"README.md": 130, "config.json": 569, "model.safetensors": 65712}
 MIRROR_PATH = "/srv/models/Qwen2.5-0.5B-Instruct"
 HUB_PATH = "/srv/models/hub/Qwen2.5-0.5B-Instruct"
 STORE = "/srv/models/.model_store/Qwen2.5-0.5B-Instruct"

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The model verifier on a planted model directory, one test per fault.
 
-The planted model is tests/fixtures/models/hub/Qwen/Qwen2.5-0.5B-Instruct/<rev>/ (config.json of
+The planted model is tests/fixtures/hub/Qwen/Qwen2.5-0.5B-Instruct/<rev>/ (config.json of
 the Qwen2.5-0.5B-Instruct figures, 64 KiB stand-in safetensors). Its model-info.json, the hub's
 answer for that revision, was written by make_hub_fixture.sh with git hash-object and sha256sum;
 the checksums and sizes asserted here are copied from that file, not computed by the code under
@@ -28,7 +28,7 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.modules.model_verify imp
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 REPO = "Qwen/Qwen2.5-0.5B-Instruct"
 REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-PLANTED = os.path.join(ROOT, "tests", "fixtures", "models", "hub", REPO, REV)
+PLANTED = os.path.join(ROOT, "tests", "fixtures", "hub", REPO, REV)
 # From model-info.json (git hash-object / sha256sum / stat):
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"
 WEIGHTS_SIZE = 65712

@@ -22,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
 MODULE = os.path.join(ROOT, "plugins", "modules", "model_verify.py")
 REPO = "Qwen/Qwen2.5-0.5B-Instruct"
 REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-HUB_ROOT = os.path.join(ROOT, "tests", "fixtures", "models", "hub")
+HUB_ROOT = os.path.join(ROOT, "tests", "fixtures", "hub")
 PLANTED = os.path.join(HUB_ROOT, REPO, REV)
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"  # model-info.json
 
@@ -91,7 +91,7 @@ def test_check_mode_reports_what_would_be_fetched_and_writes_nothing(tmp_path):
     rc, res = run_module(tmp_path, base(missing, record=True), check_mode=True)
     assert rc == 1 and res["exists"] is False
     assert sorted(item["file"] for item in res["to_fetch"]) == ["README.md", "config.json", "model.safetensors"]
-    assert res["fetch_bytes"] == 137 + 569 + 65712  # sizes from model-info.json
+    assert res["fetch_bytes"] == 130 + 569 + 65712  # sizes from model-info.json
     assert not missing.exists()
 
 
