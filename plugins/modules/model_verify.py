@@ -195,7 +195,7 @@ to_fetch:
   elements: dict
   sample: [{file: model.safetensors, size: 1048576, reason: corrupted}]
 fetch_bytes:
-  description: Total size of O(to_fetch) in bytes.
+  description: Total size of RV(to_fetch) in bytes.
   returned: always
   type: int
 manifest:

@@ -143,13 +143,13 @@ def test_missing_file(model):
 
 def test_extra_non_weight_file_warns(model):
     (model / "notes.txt").write_text(u"mine\n")
-    findings, _ = run_verify(model)
+    findings = run_verify(model)[0]
     assert ids(findings) == [("model-file-extra", "notes.txt", "warn")]
 
 
 def test_extra_weight_file_of_the_same_format_fails(model):
     (model / "model-00002-of-00002.safetensors").write_bytes(b"\0" * 16)
-    findings, _ = run_verify(model)
+    findings = run_verify(model)[0]
     assert ids(findings) == [("model-file-extra", "model-00002-of-00002.safetensors", "fail")]
 
 
@@ -179,14 +179,14 @@ def test_corrupted_small_file_is_caught_by_its_git_blob_id(model):
     text = (model / "config.json").read_text()
     (model / "config.json").write_text(text.replace('"num_attention_heads": 14', '"num_attention_heads": 16'))
     assert os.path.getsize(str(model / "config.json")) == CONFIG_SIZE  # same size: only the hash can tell
-    findings, _ = run_verify(model)
+    findings = run_verify(model)[0]
     assert ids(findings) == [("model-file-corrupted", "config.json", "fail")]
     assert findings[0]["expected"] == "git-blob-sha1 %s (hub-git-blob-id)" % CONFIG_BLOB
 
 
 def test_wrong_revision(model):
     other = "0" * 40
-    findings, _ = run_verify(model, expected_revision=other)
+    findings = run_verify(model, expected_revision=other)[0]
     assert ids(findings) == [("model-revision-mismatch", None, "fail")]
     assert findings[0]["expected"] == other and findings[0]["actual"] == REV
 
@@ -209,14 +209,14 @@ def test_unparseable_config_json():
 
 def test_gguf_in_a_safetensors_model_is_a_format_failure_naming_the_file(model):
     (model / "qwen2.5-0.5b-instruct-q4_k_m.gguf").write_bytes(b"GGUF" + b"\0" * 60)
-    findings, _ = run_verify(model)
+    findings = run_verify(model)[0]
     assert ids(findings) == [("model-format", "qwen2.5-0.5b-instruct-q4_k_m.gguf", "fail")]
     assert "qwen2.5-0.5b-instruct-q4_k_m.gguf" in findings[0]["actual"]
 
 
 def test_bin_in_a_safetensors_model_is_a_format_failure(model):
     (model / "pytorch_model.bin").write_bytes(b"\0" * 64)
-    findings, _ = run_verify(model)
+    findings = run_verify(model)[0]
     assert ids(findings) == [("model-format", "pytorch_model.bin", "fail")]
 
 
@@ -228,11 +228,11 @@ def test_allowed_conversion_with_its_checksum_list_verifies(model):
     conv = [{"format": "gguf", "source": "example/q4-build", "files": [{"name": "q4.gguf", "size": 64, "sha256": sha}]}]
     man = mm.manifest_from_hub(hub_info(), REPO, REV, conversions=conv)
     assert man["files"]["q4.gguf"]["provenance"] == "conversion"
-    findings, _ = run_verify(model, manifest=man)
+    findings = run_verify(model, manifest=man)[0]
     assert findings == []
     # the same file with one byte changed is refused like any other corrupted file
     (model / "q4.gguf").write_bytes(data[:-1] + b"\x02")
-    findings, _ = run_verify(model, manifest=man)
+    findings = run_verify(model, manifest=man)[0]
     assert ids(findings) == [("model-file-corrupted", "q4.gguf", "fail")]
 
 
@@ -247,7 +247,7 @@ def test_conversion_without_a_checksum_list_is_refused():
 # --- idempotence: recorded size + mtime -----------------------------------------------------------------
 
 def test_recorded_files_are_not_hashed_again_until_they_change(model):
-    _, first = run_verify(model)
+    first = run_verify(model)[1]
     findings, second = run_verify(model, recorded=first["verified"])
     assert findings == [] and second["hashed"] == [] and sorted(second["trusted"]) == sorted(first["hashed"])
     # same size, new content, new mtime: hashed again and caught

@@ -184,7 +184,7 @@ def _get(url, token="hf_test_token"):
 
 def test_hub_standin_answers_like_the_hub_and_its_answer_stages_a_verified_copy(hub, tmp_path):
     endpoint, log = hub
-    code, _, body = _get("%s/api/models/%s/revision/%s?blobs=true" % (endpoint, REPO, REV))
+    code, _headers, body = _get("%s/api/models/%s/revision/%s?blobs=true" % (endpoint, REPO, REV))
     assert code == 200
     info = json.loads(body.decode())
     assert info["sha"] == REV
@@ -207,8 +207,8 @@ def test_hub_standin_answers_like_the_hub_and_its_answer_stages_a_verified_copy(
 
 
 def test_hub_standin_without_blobs_gives_names_only_which_the_module_refuses(hub, tmp_path, model):
-    endpoint, _ = hub
-    code, _, body = _get("%s/api/models/%s/revision/%s" % (endpoint, REPO, REV))
+    endpoint = hub[0]
+    code, _headers, body = _get("%s/api/models/%s/revision/%s" % (endpoint, REPO, REV))
     info = json.loads(body.decode())
     assert code == 200 and all(set(s) == {"rfilename"} for s in info["siblings"])
     rc, res = run_module(tmp_path, base(model, hub_info=info))
@@ -216,8 +216,8 @@ def test_hub_standin_without_blobs_gives_names_only_which_the_module_refuses(hub
 
 
 def test_hub_standin_refuses_missing_token_and_unknown_revision(hub):
-    endpoint, _ = hub
-    code, headers, _ = _get("%s/api/models/%s/revision/%s?blobs=true" % (endpoint, REPO, REV), token=None)
+    endpoint = hub[0]
+    code, headers, _body = _get("%s/api/models/%s/revision/%s?blobs=true" % (endpoint, REPO, REV), token=None)
     assert code == 401
-    code, headers, _ = _get("%s/api/models/%s/revision/%s?blobs=true" % (endpoint, REPO, "f" * 40))
+    code, headers, _body = _get("%s/api/models/%s/revision/%s?blobs=true" % (endpoint, REPO, "f" * 40))
     assert code == 404 and headers["X-Error-Code"] == "RevisionNotFound"
