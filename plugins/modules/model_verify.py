@@ -12,7 +12,7 @@ DOCUMENTATION = r"""
 ---
 module: model_verify
 short_description: Verify a staged model directory against its manifest of published checksums
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Checks every file of a model directory against a manifest built from the model hub's answer
     for a pinned revision (C(GET /api/models/<repo>/revision/<commit>?blobs=true)) or against the
