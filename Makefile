@@ -84,6 +84,7 @@ galaxy: setup
 molecule: sim
 	$(BIN)/molecule test -s default
 	$(BIN)/molecule test -s host_tuning
+	$(BIN)/molecule test -s model_store
 
 clean:
 	rm -rf .build tests/simulator/build
