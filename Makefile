@@ -77,9 +77,18 @@ units: setup
 galaxy: setup
 	rm -rf .build/dist .build/installed
 	$(BIN)/ansible-galaxy collection build --output-path .build/dist .
-	$(BIN)/ansible-galaxy collection install --no-deps -p .build/installed .build/dist/gpu_fleet-vllm_serving-*.tar.gz
-	ANSIBLE_COLLECTIONS_PATH=$(ROOT)/.build/installed $(BIN)/ansible-doc gpu_fleet.vllm_serving.gpu_topology_facts | head -5
-	ANSIBLE_COLLECTIONS_PATH=$(ROOT)/.build/installed $(BIN)/ansible-doc -t role gpu_fleet.vllm_serving.vllm_server | head -5
+	ANSIBLE_COLLECTIONS_PATH=$(ROOT)/.build/installed $(BIN)/ansible-galaxy collection install --force --no-deps \
+	  -p .build/installed .build/dist/gpu_fleet-vllm_serving-*.tar.gz
+	# the installed artifact (not the checkout) must carry every module and role, documented
+	set -e; export ANSIBLE_COLLECTIONS_PATH=$(ROOT)/.build/installed ANSIBLE_NOCOLOR=1; \
+	  test -f .build/installed/ansible_collections/gpu_fleet/vllm_serving/MANIFEST.json; \
+	  for m in plugins/modules/*.py; do n=$$(basename $$m .py); \
+	    $(BIN)/ansible-doc gpu_fleet.vllm_serving.$$n >.build/doc.txt 2>&1 || { cat .build/doc.txt; exit 1; }; \
+	    grep -q "MODULE gpu_fleet.vllm_serving.$$n" .build/doc.txt || { echo "ansible-doc: $$n not documented"; cat .build/doc.txt; exit 1; }; done; \
+	  for r in roles/*/; do n=$$(basename $$r); \
+	    $(BIN)/ansible-doc -t role gpu_fleet.vllm_serving.$$n >.build/doc.txt 2>&1 || { cat .build/doc.txt; exit 1; }; \
+	    grep -q "ENTRY POINT" .build/doc.txt || { echo "ansible-doc: role $$n has no entry point"; exit 1; }; done; \
+	  echo "galaxy: built, installed, every module and role documented from the artifact"
 
 molecule: sim
 	$(BIN)/molecule test -s default
