@@ -563,8 +563,9 @@ def check_housekeeping(host, logrotate, cron, deployed=True):
             ("cron", cron, "Re-run site.yml --tags housekeeping (installs cron and the cache "
                            "cleanup job); `systemctl enable --now cron`.")):
         expected = "installed, %s present" % state["config_path"]
-        if not deployed and not state["binary"] and not state["config"]:
-            out.append(_na(check_id, host, expected, "not deployed (not installed)"))
+        if not deployed and not state["config"]:
+            out.append(_na(check_id, host, expected,
+                           "not deployed (%s absent)" % state["config_path"]))
             continue
         problems = []
         if not state["binary"]:

@@ -413,6 +413,11 @@ def test_housekeeping():
     assert out[1]["actual"] == "/etc/cron.d/x missing, service inactive"
     none = {"binary": False, "config": False, "config_path": "/p", "service": None}
     assert [f["status"] for f in c.check_housekeeping(H, none, none, deployed=False)] == ["not_applicable"] * 2
+    # preflight on a host that has the tools but not our configuration: not deployed yet
+    bare = {"binary": True, "config": False, "config_path": "/p", "service": None}
+    assert [f["actual"] for f in c.check_housekeeping(H, bare, bare, deployed=False)] == ["not deployed (/p absent)"] * 2
+    # deployed: the missing stanza fails
+    assert [f["status"] for f in c.check_housekeeping(H, bare, bare)] == ["fail"] * 2
 
 
 # --- units --------------------------------------------------------------------------------
