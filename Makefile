@@ -83,6 +83,7 @@ galaxy: setup
 
 molecule: sim
 	$(BIN)/molecule test -s default
+	$(BIN)/molecule test -s preflight
 
 clean:
 	rm -rf .build tests/simulator/build
