@@ -528,6 +528,8 @@ def check_sysctl(host, report, live):
                                "--tags host_tuning and look for other sysctl.d files setting it."
                                % key, key))
     for key, why in sorted((report.get("sysctl_not_applicable") or {}).items()):
+        if isinstance(why, dict):  # host_tuning records the sysctl_probe result
+            why = why.get("reason") or why
         out.append(_na("sysctl", host, "host-owned", "not applicable: %s" % why, key))
     if not out:
         out.append(_na("sysctl", host, "as tuned", "no keys in the report"))

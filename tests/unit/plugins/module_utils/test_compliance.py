@@ -387,6 +387,14 @@ def test_sysctl_as_tuned_and_not_applicable():
                                                           ("net.core.rmem_max", "not_applicable")]
 
 
+def test_sysctl_not_applicable_as_recorded_by_host_tuning():
+    # host_tuning stores the sysctl_probe result per key (seen in the molecule run)
+    rep = dict(REPORT, sysctl_not_applicable={"vm.swappiness": {
+        "present": True, "reason": "read-only: file system mounted read-only", "settable": False}})
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"})[1]
+    assert f["actual"] == "not applicable: read-only: file system mounted read-only"
+
+
 def test_sysctl_drift_fails():
     f = c.check_sysctl(H, REPORT, {"vm.swappiness": "60"})[0]
     assert (f["status"], f["expected"], f["actual"]) == ("fail", "0", "60")
