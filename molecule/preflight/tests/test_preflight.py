@@ -14,6 +14,7 @@ roles/cuda_stack (CUDA 12.1.1-1, NCCL 2.14.3-1+cuda11.7).
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -155,4 +156,38 @@ def test_fault_unit_stopped(tmp_path, host):
         assert proc.returncode != 0
         assert failing(host_report) == [("units", "vllm@n0-0", "not active (inactive)")]
     finally:
-        host.run_expect([0], "systemctl start vllm@n0-0.service")
+        # vLLM 0.6.3 (and the stand-in) bind the port without SO_REUSEADDR: starting while
+        # connections to it sit in TIME_WAIT fails with `Address already in use`, and with the
+        # unit's RestartSec=10 / StartLimitBurst=5 it can end `failed` (see the report of issue 7).
+        # Restore the host cleanly: start only once the port is free.
+        wait_port_free(host, INSTANCES["n0-0"])
+        host.run_expect([0], "systemctl reset-failed vllm@n0-0.service; systemctl start vllm@n0-0.service")
+        wait_healthy(host, "n0-0")
+
+
+def wait_port_free(host, port, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        out = host.check_output("ss -Htan '( sport = :%d )'" % port)
+        if not out.strip():
+            return
+        time.sleep(3)
+    raise AssertionError("port %d still has sockets after %d s" % (port, timeout))
+
+
+def wait_healthy(host, name, timeout=180):
+    """Wait until the instance is active and answers /health again.
+
+    A restarted vLLM 0.6.3 binds its port without SO_REUSEADDR (the stand-in keeps that), so a
+    restart within TIME_WAIT of the last connections fails with `Address already in use` and
+    systemd retries (RestartSec=10) until the port is free: up to about a minute of flapping.
+    """
+    probe = ("python3 -c \"import urllib.request; "
+             "urllib.request.urlopen('http://127.0.0.1:%d/health', timeout=3)\"" % INSTANCES[name])
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if host.run("systemctl is-active vllm@%s.service" % name).stdout.strip() == "active" \
+                and host.run(probe).rc == 0:
+            return
+        time.sleep(3)
+    raise AssertionError("vllm@%s did not come back within %d s" % (name, timeout))
