@@ -461,16 +461,16 @@ def check_kernel_log(host, events, source, error=None):
 def check_layout(host, plan=None, error=None, requested=True):
     """``plan`` (vllm_layout facts) or ``error`` (the planner's refusal)."""
     if not requested:
-        return [_na("layout", host, "valid plan", "no model/layout given (model_path or "
-                                                   "model_config, layout)")]
+        return [_na("layout", host, "valid plan",
+                    "no model/layout given (model_path or model_config, layout)")]
     if error:
         return [finding("layout", "fail", host, "valid plan", error,
                         "Choose a layout the planner accepts (the message lists valid "
                         "tensor-parallel sizes), or fix the model path/config.")]
-    desc = ", ".join("%s: GPUs %s TP=%s PP=%s" % (i.get("name"), i.get("gpus"),
-                                                   i.get("tensor_parallel_size"),
-                                                   i.get("pipeline_parallel_size"))
-                     for i in (plan or {}).get("instances") or [])
+    desc = ", ".join(
+        "%s: GPUs %s TP=%s PP=%s" % (i.get("name"), i.get("gpus"), i.get("tensor_parallel_size"),
+                                     i.get("pipeline_parallel_size"))
+        for i in (plan or {}).get("instances") or [])
     return [finding("layout", "pass", host, "valid plan", desc or "valid")]
 
 
