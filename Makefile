@@ -94,6 +94,7 @@ molecule: sim
 	$(BIN)/molecule test -s default
 	$(BIN)/molecule test -s host_tuning
 	$(BIN)/molecule test -s model_store
+	$(BIN)/molecule test -s preflight
 
 clean:
 	rm -rf .build tests/simulator/build

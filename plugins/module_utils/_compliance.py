@@ -1,0 +1,644 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The compliance check catalog: readings in, findings out.
+
+Pure code: no Ansible imports, no I/O. The ``gpu_compliance`` module gathers the readings
+(nvidia-smi through ``_topology``, dpkg, systemd, files) and calls the checks here; unit tests
+call them with planted readings. Every check returns a list of findings::
+
+    {"id": "ecc_uncorrectable", "check": "...", "subject": "GPU 3", "status": "fail",
+     "severity": "fail", "host": "gpu01", "expected": "0", "actual": "2",
+     "remediation": "..."}
+
+``status`` is what happened: ``pass``, ``fail``, ``warn`` or ``not_applicable`` (the input is
+absent on this host: not deployed, no systemd, no NVLink ...). ``severity`` is what it means for
+the host: ``fail`` (not fit to serve), ``warn`` (look at it), ``info`` (passed or not
+applicable). A host is compliant when no finding has severity ``fail``.
+
+Also here: the kernel-log parser for Xid events and "fallen off the bus" (dmesg, syslog and
+journal forms).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+__all__ = [
+    "CHECKS",
+    "STATUSES",
+    "finding",
+    "summarize",
+    "version_tuple",
+    "parse_kernel_log",
+    "tp_groups",
+    "instances_from_env",
+    "check_driver",
+    "check_gpu_count",
+    "check_ecc",
+    "check_nvlink",
+    "check_fabric_manager",
+    "check_kernel_log",
+    "check_layout",
+    "check_packages",
+    "check_sysctl",
+    "check_governor",
+    "check_housekeeping",
+    "check_units",
+]
+
+# id -> one-line title. The ids are the stable names of the catalog (report keys, JUnit test
+# names, the testinfra suite's parameters).
+CHECKS = {
+    "gpu_driver": "NVIDIA driver present and new enough for the pinned CUDA",
+    "gpu_count": "GPU count as expected, every GPU healthy",
+    "ecc_mode": "ECC enabled on every GPU",
+    "ecc_uncorrectable": "no uncorrectable ECC errors",
+    "ecc_remap": "no pending or failed row remapping, retired pages under the threshold",
+    "nvlink": "NVLinks of every planned tensor-parallel group active",
+    "fabric_manager": "NVIDIA Fabric Manager running on NVSwitch systems",
+    "kernel_log": "no Xid events or GPUs fallen off the bus in the kernel log",
+    "layout": "the planned vLLM layout is valid for this host",
+    "packages": "pinned CUDA/NCCL packages installed at their versions and held",
+    "sysctl": "sysctl values as tuned by host_tuning (or reported not applicable)",
+    "governor": "CPU frequency governor as tuned (or reported not applicable)",
+    "logrotate": "logrotate installed with the vLLM log stanza",
+    "cron": "cron installed with the cache cleanup job",
+    "units": "vLLM units enabled, active and healthy",
+}
+
+STATUSES = ("pass", "fail", "warn", "not_applicable")
+_SEVERITY = {"pass": "info", "not_applicable": "info", "warn": "warn", "fail": "fail"}
+
+
+def finding(check_id, status, host, expected, actual, remediation="", subject=None):
+    """One finding. ``status`` in STATUSES; severity follows from it."""
+    if check_id not in CHECKS:
+        raise ValueError("unknown check id %r" % (check_id,))
+    if status not in _SEVERITY:
+        raise ValueError("unknown status %r" % (status,))
+    return {
+        "id": check_id,
+        "check": CHECKS[check_id],
+        "subject": subject or "host",
+        "status": status,
+        "severity": _SEVERITY[status],
+        "host": host,
+        "expected": "" if expected is None else str(expected),
+        "actual": "" if actual is None else str(actual),
+        "remediation": remediation if status in ("fail", "warn") else "",
+    }
+
+
+def summarize(host, findings, mode=None):
+    """Counts per status and severity, and the host's verdict."""
+    counts = dict((status, 0) for status in STATUSES)
+    for item in findings:
+        counts[item["status"]] += 1
+    failed = sorted(set(item["id"] for item in findings if item["severity"] == "fail"))
+    warned = sorted(set(item["id"] for item in findings if item["severity"] == "warn"))
+    return {
+        "host": host,
+        "mode": mode,
+        "compliant": not failed,
+        "status": "fail" if failed else ("warn" if warned else "pass"),
+        "counts": counts,
+        "failed_checks": failed,
+        "warned_checks": warned,
+    }
+
+
+def version_tuple(text):
+    """``'530.30.02'`` -> ``(530, 30, 2)``; None when there is no leading number."""
+    parts = re.findall(r"\d+", text or "")
+    if not parts or not re.match(r"^\s*\d", text or ""):
+        return None
+    return tuple(int(part) for part in parts)
+
+
+def _na(check_id, host, expected, why, subject=None):
+    return finding(check_id, "not_applicable", host, expected, why, subject=subject)
+
+
+# --- GPUs -------------------------------------------------------------------------------------
+
+def check_driver(host, topology, min_driver):
+    """Driver answered and its version >= ``min_driver`` (the pinned CUDA's minimum)."""
+    expected = ">= %s" % min_driver if min_driver else "present"
+    if not topology or not topology.get("available"):
+        reason = (topology or {}).get("reason") or "no GPU facts"
+        return [finding("gpu_driver", "fail", host, expected, "no usable GPU: %s" % reason,
+                        "Install or repair the NVIDIA driver until `nvidia-smi` lists the GPUs "
+                        "(driver/library mismatch: reboot or reload the kernel module).")]
+    version = topology.get("driver_version")
+    if not version:
+        return [finding("gpu_driver", "warn", host, expected, "driver version unknown",
+                        "nvidia-smi -q -x gave no driver_version; check the driver install.")]
+    if min_driver:
+        have, need = version_tuple(version), version_tuple(min_driver)
+        if have is None or need is None:
+            return [finding("gpu_driver", "warn", host, expected, version,
+                            "Cannot compare driver version %r with %r." % (version, min_driver))]
+        if have < need:
+            return [finding("gpu_driver", "fail", host, expected, version,
+                            "Upgrade the NVIDIA driver to %s or later (CUDA release notes, "
+                            "Table 3), or pin an older CUDA (cuda_stack_cuda_version)."
+                            % min_driver)]
+    return [finding("gpu_driver", "pass", host, expected, version)]
+
+
+def check_gpu_count(host, topology, expected_count):
+    """``gpu_count`` healthy GPUs, equal to ``expected_count`` when that is set (> 0)."""
+    if not topology or not topology.get("available"):
+        return [finding("gpu_count", "fail", host,
+                        expected_count if expected_count else ">= 1", 0,
+                        "No usable GPU: %s" % (topology or {}).get("reason"))]
+    gpus = topology.get("gpus") or []
+    unhealthy = [gpu for gpu in gpus if not gpu.get("healthy")]
+    healthy = len(gpus) - len(unhealthy)
+    out = []
+    for gpu in unhealthy:
+        out.append(finding("gpu_count", "fail", host, "healthy", gpu.get("reason") or "unhealthy",
+                           "GPU %s (%s) does not answer: check `nvidia-smi -q -i %s`, the kernel "
+                           "log (Xid), then reset or service the GPU."
+                           % (gpu.get("index"), gpu.get("pci_bus_id"), gpu.get("pci_bus_id")),
+                           subject="GPU %s" % gpu.get("index")))
+    actual = "%d GPU(s), %d healthy" % (len(gpus), healthy)
+    if expected_count and healthy != expected_count:
+        out.append(finding("gpu_count", "fail", host, expected_count, actual,
+                           "nvidia-smi lists %d healthy GPU(s) where %d are expected: a GPU "
+                           "fell off the bus, is held by MIG/passthrough, or the inventory's "
+                           "expected count is wrong. Check `nvidia-smi -L` and the kernel log."
+                           % (healthy, expected_count)))
+    elif not expected_count:
+        out.append(finding("gpu_count", "not_applicable", host, "not set", actual))
+    else:
+        out.append(finding("gpu_count", "pass", host, expected_count, actual))
+    return out
+
+
+def check_ecc(host, topology, retired_pages_max=0):
+    """ECC mode, uncorrectable counters, row remapping and retired pages, per GPU."""
+    out = []
+    gpus = (topology or {}).get("gpus") or []
+    if not gpus:
+        return [_na(c, host, "GPUs", "no GPU facts") for c in
+                ("ecc_mode", "ecc_uncorrectable", "ecc_remap")]
+    for gpu in gpus:
+        subject = "GPU %s" % gpu.get("index")
+        ecc = gpu.get("ecc") or {}
+        mode = ecc.get("mode")
+        if mode is None:
+            out.append(_na("ecc_mode", host, "Enabled", "N/A (GPU without ECC)", subject))
+        elif mode.lower() == "enabled":
+            out.append(finding("ecc_mode", "pass", host, "Enabled", mode, subject=subject))
+        else:
+            out.append(finding("ecc_mode", "fail", host, "Enabled", mode,
+                               "Enable ECC: `nvidia-smi -i %s -e 1`, then reset the GPU or "
+                               "reboot." % gpu.get("index"), subject))
+        vol, agg = ecc.get("volatile_uncorrected"), ecc.get("aggregate_uncorrected")
+        if vol is None and agg is None:
+            out.append(_na("ecc_uncorrectable", host, 0, "counters N/A", subject))
+        elif vol:
+            out.append(finding("ecc_uncorrectable", "fail", host, 0,
+                               "volatile %s, aggregate %s" % (vol, agg),
+                               "Uncorrectable ECC errors since the last driver load: drain the "
+                               "GPU, reset it (`nvidia-smi -r -i %s`) and watch for Xid 48/63/94/"
+                               "95; repeated errors mean RMA." % gpu.get("index"), subject))
+        elif agg:
+            out.append(finding("ecc_uncorrectable", "warn", host, 0,
+                               "volatile 0, aggregate %s" % agg,
+                               "Uncorrectable errors in the GPU's lifetime count: watch it; "
+                               "rising counts mean RMA.", subject))
+        else:
+            out.append(finding("ecc_uncorrectable", "pass", host, 0,
+                               "volatile %s, aggregate %s" % (vol, agg), subject=subject))
+        problems = []
+        if ecc.get("remapped_rows_pending"):
+            problems.append("row remap pending")
+        if ecc.get("remapped_rows_failure"):
+            problems.append("row remapping failed")
+        if ecc.get("retired_pages_pending"):
+            problems.append("page retirement pending")
+        retired = (ecc.get("retired_pages_single_bit") or 0) + (ecc.get("retired_pages_double_bit") or 0)
+        if retired > retired_pages_max:
+            problems.append("%d retired pages (max %d)" % (retired, retired_pages_max))
+        known = [ecc.get(k) for k in ("remapped_rows_pending", "remapped_rows_failure",
+                                      "retired_pages_pending", "retired_pages_single_bit",
+                                      "retired_pages_double_bit")]
+        expected = "no pending remap/retirement, retired pages <= %d" % retired_pages_max
+        if problems:
+            out.append(finding("ecc_remap", "fail", host, expected, ", ".join(problems),
+                               "Reset the GPU (`nvidia-smi -r -i %s`, or reboot) to apply pending "
+                               "remaps/retirements; a failed remap or retired pages over the "
+                               "threshold mean the GPU needs service (RMA)." % gpu.get("index"),
+                               subject))
+        elif all(value is None for value in known):
+            out.append(_na("ecc_remap", host, expected, "N/A", subject))
+        else:
+            out.append(finding("ecc_remap", "pass", host, expected,
+                               "none pending, %d retired pages" % retired, subject=subject))
+    return out
+
+
+def tp_groups(instances):
+    """Tensor-parallel groups of planned/deployed instances: ``[(name, [gpus])]``.
+
+    An instance's GPUs are PP consecutive TP groups (the planner's order).
+    """
+    groups = []
+    for inst in instances or []:
+        gpus = list(inst.get("gpus") or [])
+        tp = int(inst.get("tensor_parallel_size") or 1)
+        if tp < 1:
+            tp = 1
+        for start in range(0, len(gpus), tp):
+            name = inst.get("name") or "instance"
+            if len(gpus) > tp:
+                name = "%s/pp%d" % (name, start // tp)
+            groups.append((name, gpus[start:start + tp]))
+    return groups
+
+
+def check_nvlink(host, topology, instances):
+    """Every GPU of a TP group that talks over NVLink has all its NVLinks active."""
+    groups = [(name, gpus) for name, gpus in tp_groups(instances) if len(gpus) > 1]
+    if instances is None:
+        return [_na("nvlink", host, "all NVLinks active", "no plan and nothing deployed")]
+    if not groups:
+        return [_na("nvlink", host, "all NVLinks active", "no tensor-parallel group (TP=1)")]
+    gpus = dict((gpu["index"], gpu) for gpu in (topology or {}).get("gpus") or [])
+    links = (topology or {}).get("links") or []
+    out = []
+    for name, members in groups:
+        subject = "TP group %s (GPUs %s)" % (name, ",".join(str(g) for g in members))
+        missing = [g for g in members if g not in gpus]
+        if missing:
+            out.append(finding("nvlink", "fail", host, "GPUs %s present" % members,
+                               "GPU %s not found" % ",".join(str(g) for g in missing),
+                               "The group's GPUs are not all visible; see gpu_count.", subject))
+            continue
+        nv_pairs = []
+        for i in members:
+            for j in members:
+                if i < j and i < len(links) and j < len(links[i]) and \
+                        re.match(r"^NV\d+$", links[i][j] or ""):
+                    nv_pairs.append((i, j))
+        if not nv_pairs:
+            out.append(_na("nvlink", host, "all NVLinks active",
+                           "group connected over PCIe only", subject))
+            continue
+        inactive = []
+        for g in members:
+            dead = [str(link["link"]) for link in gpus[g].get("nvlinks") or []
+                    if link.get("state") != "active"]
+            if dead:
+                inactive.append("GPU %d link %s inactive" % (g, ",".join(dead)))
+        if inactive:
+            out.append(finding("nvlink", "fail", host, "all NVLinks active", "; ".join(inactive),
+                               "Check `nvidia-smi nvlink -s` and `nvidia-smi nvlink -e` (error "
+                               "counters); reset the GPUs or reseat the NVLink bridge; until then "
+                               "plan this group elsewhere or use --disable-custom-all-reduce.",
+                               subject))
+        else:
+            active = sum(len(gpus[g].get("nvlinks") or []) for g in members)
+            out.append(finding("nvlink", "pass", host, "all NVLinks active",
+                               "%d links active" % active if active else
+                               "NV# in topo -m (nvlink -s shows none)", subject=subject))
+    return out
+
+
+def is_nvswitch_system(topology):
+    """HGX/DGX-style: 8 or more GPUs, every pair NV# (all-to-all through NVSwitch)."""
+    links = (topology or {}).get("links") or []
+    count = len(links)
+    if count < 8:
+        return False
+    return all(re.match(r"^NV\d+$", links[i][j] or "")
+               for i in range(count) for j in range(count) if i != j)
+
+
+def check_fabric_manager(host, topology, fm_state):
+    """``fm_state``: output of ``systemctl is-active nvidia-fabricmanager`` or None (no systemd)."""
+    if not is_nvswitch_system(topology):
+        return [_na("fabric_manager", host, "active on NVSwitch systems",
+                    "not an NVSwitch system (fewer than 8 GPUs or not all-to-all NV#)")]
+    if fm_state == "active":
+        return [finding("fabric_manager", "pass", host, "active", fm_state)]
+    return [finding("fabric_manager", "fail", host, "active", fm_state or "unknown (no systemd)",
+                    "Install nvidia-fabricmanager matching the driver version exactly and "
+                    "`systemctl enable --now nvidia-fabricmanager`; without it CUDA on NVSwitch "
+                    "systems fails with 'system not yet initialized'.")]
+
+
+# --- kernel log -------------------------------------------------------------------------------
+
+_DMESG_TS_RE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
+_SYSLOG_RE = re.compile(
+    r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T[\d:.+\-Z]+)\s+(\S+)\s+"
+    r"([^:\s]+?)(?:\[\d+\])?:\s?(.*)$")
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)(?:,\s*(.*))?$")
+_PID_RE = re.compile(r"\bpid=(\d+|'<unknown>')")
+_FALLEN_START_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9A-Fa-f:.]+)\s*$")
+_FALLEN_RE = re.compile(r"fallen off the bus")
+_GPU_LOST_RE = re.compile(r"NVRM: GPU ([0-9A-Fa-f:.]+): GPU has fallen off the bus")
+
+# Xids that mean the hardware, its memory or the driver's control of it failed (NVIDIA's Xid
+# catalog, "XID Errors" in the GPU deployment docs): the GPU is not fit until reset/serviced.
+# Others (13, 31, 43, 45: usually the application) are warnings.
+HARDWARE_XIDS = frozenset([48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 123, 136, 140, 143])
+
+
+def _split_prefix(line):
+    """Return (timestamp, source, message) of one log line in dmesg, syslog or journal form."""
+    match = _DMESG_TS_RE.match(line)
+    if match:
+        return match.group(1), "dmesg", match.group(2)
+    match = _SYSLOG_RE.match(line)
+    if match and match.group(3) == "kernel":
+        rest = match.group(4)
+        inner = _DMESG_TS_RE.match(rest)  # journal -k -o short-monotonic / kern.log with [ts]
+        return match.group(1), "syslog", inner.group(2) if inner else rest
+    if match:
+        return match.group(1), "other", match.group(4)
+    return None, "bare", line
+
+
+def parse_kernel_log(text):
+    """Xid and "fallen off the bus" events in kernel-log text.
+
+    Accepts ``dmesg`` (``[  12.345] NVRM: ...``), syslog/``journalctl -k`` (``Jan 10 13:04:04
+    host kernel: NVRM: ...``, also ISO timestamps) and bare ``NVRM: ...`` lines; a message
+    split over lines (driver 570 prints "The NVIDIA GPU <bus>" / "(PCI ID: ...) installed in
+    this system has" / "fallen off the bus ...", continuations without a timestamp) counts as
+    one event. Non-kernel syslog lines are ignored.
+
+    Returns ``[{"kind": "xid"|"fallen_off_bus", "xid": int|None, "pci": str|None,
+    "pid": str|None, "timestamp": str|None, "message": str, "line": int}]`` (1-based line of
+    the event's first line).
+    """
+    events = []
+    pending = None  # open multi-line "The NVIDIA GPU <bus>" message
+    for number, raw in enumerate((text or "").replace("\r\n", "\n").split("\n"), 1):
+        if not raw.strip():
+            continue
+        stamp, source, message = _split_prefix(raw.rstrip())
+        if source == "other":
+            pending = None
+            continue
+        message = message.strip()
+        if pending is not None and (source == "bare" or stamp == pending["timestamp"]):
+            pending["message"] += " " + message
+            if _FALLEN_RE.search(message):
+                pending["kind"] = "fallen_off_bus"
+                events.append(pending)
+                pending = None
+            continue
+        pending = None
+        match = _XID_RE.search(message)
+        if match:
+            rest = match.group(3) or ""
+            pid = _PID_RE.search(rest)
+            events.append({"kind": "xid", "xid": int(match.group(2)), "pci": match.group(1),
+                           "pid": pid.group(1) if pid else None, "timestamp": stamp,
+                           "message": message[message.index("NVRM:"):], "line": number})
+            continue
+        match = _GPU_LOST_RE.search(message)
+        if match:
+            events.append({"kind": "fallen_off_bus", "xid": None, "pci": match.group(1),
+                           "pid": None, "timestamp": stamp, "message": message, "line": number})
+            continue
+        match = _FALLEN_START_RE.search(message)
+        if match:
+            pending = {"kind": None, "xid": None, "pci": match.group(1), "pid": None,
+                       "timestamp": stamp, "message": message, "line": number}
+            continue
+        if "NVRM:" in message and _FALLEN_RE.search(message):
+            events.append({"kind": "fallen_off_bus", "xid": None, "pci": None, "pid": None,
+                           "timestamp": stamp, "message": message, "line": number})
+    return events
+
+
+def check_kernel_log(host, events, source, error=None):
+    """``events`` from parse_kernel_log; ``source`` names where they were read; ``error`` set
+    (and events None) when no kernel log could be read."""
+    expected = "no Xid / fallen off the bus"
+    if events is None:
+        return [_na("kernel_log", host, expected,
+                    "kernel log not readable (%s): %s" % (source, error or "no source"))]
+    out = []
+    for event in events:
+        where = "GPU %s" % event["pci"] if event["pci"] else "GPU"
+        if event["kind"] == "fallen_off_bus":
+            out.append(finding("kernel_log", "fail", host, expected,
+                               "%s fell off the bus: %s" % (where, event["message"]),
+                               "The GPU stopped answering on PCIe: drain the host, power-cycle "
+                               "it (a reset is not enough), check power/PCIe seating; repeated "
+                               "events mean hardware service.", where))
+        elif event["xid"] in HARDWARE_XIDS:
+            out.append(finding("kernel_log", "fail", host, expected,
+                               "Xid %d on %s: %s" % (event["xid"], where, event["message"]),
+                               "Hardware/driver Xid %d: look it up in NVIDIA's Xid catalog, "
+                               "reset the GPU (`nvidia-smi -r`) or reboot, and re-run the "
+                               "preflight; repeated events mean service/RMA." % event["xid"],
+                               where))
+        else:
+            out.append(finding("kernel_log", "warn", host, expected,
+                               "Xid %d on %s: %s" % (event["xid"], where, event["message"]),
+                               "Xid %d is usually raised by the application (bad memory "
+                               "access, killed kernel): read the process's log around this "
+                               "time." % event["xid"], where))
+    if not out:
+        out.append(finding("kernel_log", "pass", host, expected, "none in %s" % source))
+    return out
+
+
+# --- layout -----------------------------------------------------------------------------------
+
+def check_layout(host, plan=None, error=None, requested=True):
+    """``plan`` (vllm_layout facts) or ``error`` (the planner's refusal)."""
+    if not requested:
+        return [_na("layout", host, "valid plan",
+                    "no model/layout given (model_path or model_config, layout)")]
+    if error:
+        return [finding("layout", "fail", host, "valid plan", error,
+                        "Choose a layout the planner accepts (the message lists valid "
+                        "tensor-parallel sizes), or fix the model path/config.")]
+    desc = ", ".join(
+        "%s: GPUs %s TP=%s PP=%s" % (i.get("name"), i.get("gpus"), i.get("tensor_parallel_size"),
+                                     i.get("pipeline_parallel_size"))
+        for i in (plan or {}).get("instances") or [])
+    return [finding("layout", "pass", host, "valid plan", desc or "valid")]
+
+
+# --- deployed state ---------------------------------------------------------------------------
+
+def check_packages(host, wanted, installed, holds, deployed=True):
+    """``wanted`` {package: version}; ``installed`` {package: version} from dpkg-query (None =
+    dpkg absent); ``holds`` set of held packages (None = unknown)."""
+    expected_all = ", ".join("%s=%s held" % (k, v) for k, v in sorted((wanted or {}).items()))
+    if not wanted:
+        return [_na("packages", host, "pinned packages", "no pinned packages given")]
+    if installed is None:
+        return [_na("packages", host, expected_all, "no dpkg on this host")]
+    out = []
+    if not deployed and not any(name in installed for name in wanted):
+        return [_na("packages", host, expected_all, "not deployed (none installed)")]
+    for name, version in sorted(wanted.items()):
+        have = installed.get(name)
+        expected = "%s installed and held" % version
+        if have is None:
+            out.append(finding("packages", "fail", host, expected, "not installed",
+                               "Re-run site.yml --tags cuda_stack (installs %s=%s and holds it)."
+                               % (name, version), name))
+        elif have != version:
+            out.append(finding("packages", "fail", host, expected, "%s installed" % have,
+                               "Version drift: something upgraded %s. Re-run site.yml --tags "
+                               "cuda_stack; use force_apt_get for upgrades on these hosts."
+                               % name, name))
+        elif holds is not None and name not in holds:
+            out.append(finding("packages", "fail", host, expected, "%s installed, not held" % have,
+                               "`apt-mark hold %s` (or re-run site.yml --tags cuda_stack) so "
+                               "upgrades cannot move it." % name, name))
+        else:
+            out.append(finding("packages", "pass", host, expected,
+                               "%s installed, held" % have if holds is not None else
+                               "%s installed (holds unknown)" % have, subject=name))
+    return out
+
+
+def check_sysctl(host, report, live):
+    """``report``: host_tuning's fact file (dict) or None; ``live`` {key: value or None}."""
+    if report is None:
+        return [_na("sysctl", host, "as tuned", "not deployed (no host_tuning report)")]
+    out = []
+    for key, value in sorted((report.get("sysctl_applied") or {}).items()):
+        have = live.get(key)
+        if have is None:
+            out.append(finding("sysctl", "warn", host, value, "not readable",
+                               "/proc/sys entry for %s is not readable here." % key, key))
+        elif " ".join(str(have).split()) == " ".join(str(value).split()):
+            out.append(finding("sysctl", "pass", host, value, have, subject=key))
+        else:
+            out.append(finding("sysctl", "fail", host, value, have,
+                               "Something changed %s after host_tuning set it: re-run site.yml "
+                               "--tags host_tuning and look for other sysctl.d files setting it."
+                               % key, key))
+    for key, why in sorted((report.get("sysctl_not_applicable") or {}).items()):
+        if isinstance(why, dict):  # host_tuning records the sysctl_probe result
+            why = why.get("reason") or why
+        out.append(_na("sysctl", host, "host-owned", "not applicable: %s" % why, key))
+    if not out:
+        out.append(_na("sysctl", host, "as tuned", "no keys in the report"))
+    return out
+
+
+def check_governor(host, report, live):
+    """``live``: {cpu: governor} read from sysfs ({} when no cpufreq)."""
+    if report is None:
+        return [_na("governor", host, "as tuned", "not deployed (no host_tuning report)")]
+    state = str(report.get("governor") or "not managed")
+    if not live:
+        return [_na("governor", host, state, "no cpufreq on this host")]
+    wanted = state.split(":", 1)[-1].strip() if ":" in state else state
+    if state.startswith("not ") or state.startswith("skipped"):
+        return [_na("governor", host, "as tuned", state)]
+    wrong = sorted(cpu for cpu, value in live.items() if value != wanted)
+    if wrong:
+        return [finding("governor", "fail", host, wanted, "%d CPU(s) differ (e.g. %s: %s)"
+                        % (len(wrong), wrong[0], live[wrong[0]]),
+                        "Re-run site.yml --tags host_tuning; check that no other service "
+                        "(tuned, power-profiles-daemon) resets the governor.")]
+    return [finding("governor", "pass", host, wanted, "%d CPU(s) %s" % (len(live), wanted))]
+
+
+def check_housekeeping(host, logrotate, cron, deployed=True):
+    """``logrotate`` / ``cron``: dicts {binary: bool, config: bool, config_path: str,
+    service: str|None (cron only)}."""
+    out = []
+    for check_id, state, fix in (
+            ("logrotate", logrotate, "Re-run site.yml --tags housekeeping (installs logrotate and "
+                                     "/etc/logrotate.d/vllm)."),
+            ("cron", cron, "Re-run site.yml --tags housekeeping (installs cron and the cache "
+                           "cleanup job); `systemctl enable --now cron`.")):
+        expected = "installed, %s present" % state["config_path"]
+        if not deployed and not state["config"]:
+            out.append(_na(check_id, host, expected,
+                           "not deployed (%s absent)" % state["config_path"]))
+            continue
+        problems = []
+        if not state["binary"]:
+            problems.append("%s not installed" % check_id)
+        if not state["config"]:
+            problems.append("%s missing" % state["config_path"])
+        if state.get("service") not in (None, "active"):
+            problems.append("service %s" % state["service"])
+        if problems:
+            out.append(finding(check_id, "fail", host, expected, ", ".join(problems), fix))
+        else:
+            out.append(finding(check_id, "pass", host, expected, "present"))
+    return out
+
+
+def instances_from_env(files):
+    """Deployed instances from ``{instance_name: env file text}`` (/etc/vllm/<name>.env)."""
+    instances = []
+    for name, text in sorted((files or {}).items()):
+        env = {}
+        for line in (text or "").splitlines():
+            if "=" in line and not line.lstrip().startswith("#"):
+                key, value = line.split("=", 1)
+                env[key.strip()] = value.strip()
+        gpus = [int(g) for g in re.findall(r"\d+", env.get("CUDA_VISIBLE_DEVICES", ""))]
+        instances.append({
+            "name": name,
+            "gpus": gpus,
+            "tensor_parallel_size": int(env.get("VLLM_TENSOR_PARALLEL_SIZE") or 1),
+            "pipeline_parallel_size": int(env.get("VLLM_PIPELINE_PARALLEL_SIZE") or 1),
+            "port": int(env["VLLM_PORT"]) if env.get("VLLM_PORT", "").isdigit() else None,
+        })
+    return instances
+
+
+def check_units(host, instances, units, target=None, deployed=True):
+    """``units``: {instance: {"enabled": str, "active": str, "health": int|str|None}} where
+    ``health`` is the HTTP status of GET /health (None = not probed); ``target``: {"enabled":
+    str, "active": str} of vllm.target or None when systemd is absent."""
+    if not deployed:
+        return [_na("units", host, "enabled, active, healthy", "not deployed (no vllm@.service)")]
+    if units is None:
+        return [_na("units", host, "enabled, active, healthy", "no systemd on this host")]
+    out = []
+    if target is not None:
+        if target.get("enabled") == "enabled" and target.get("active") == "active":
+            out.append(finding("units", "pass", host, "enabled, active", "enabled, active",
+                               subject="vllm.target"))
+        else:
+            out.append(finding("units", "fail", host, "enabled, active",
+                               "%s, %s" % (target.get("enabled"), target.get("active")),
+                               "`systemctl enable --now vllm.target` (or re-run site.yml "
+                               "--tags vllm_server).", "vllm.target"))
+    if not instances:
+        out.append(finding("units", "fail", host, ">= 1 instance", "no /etc/vllm/*.env",
+                           "Re-run site.yml --tags vllm_server."))
+    for inst in instances or []:
+        unit = "vllm@%s" % inst["name"]
+        state = (units or {}).get(inst["name"]) or {}
+        problems = []
+        if state.get("active") != "active":
+            problems.append("not active (%s)" % state.get("active"))
+        if state.get("health") not in (None, 200):
+            problems.append("GET /health on port %s: %s" % (inst.get("port"), state.get("health")))
+        actual = "%s, health %s" % (state.get("active"), state.get("health", "not probed"))
+        if problems:
+            out.append(finding("units", "fail", host, "active, /health 200", "; ".join(problems),
+                               "`systemctl status %s` and `journalctl -u %s`; run "
+                               "playbooks/diagnose.yml for the known failure signatures, then "
+                               "`systemctl restart %s`." % (unit, unit, unit), unit))
+        else:
+            out.append(finding("units", "pass", host, "active, /health 200", actual,
+                               subject=unit))
+    return out
