@@ -42,6 +42,13 @@ options:
     type: list
     elements: str
     default: [/etc/vllm/*.env]
+  libraries:
+    description:
+      - Further NCCL library files to report (for example a tarball install's
+        C(/opt/nccl/<build>/lib/libnccl.so.2)), keyed by path in C(libraries) of the result.
+    type: list
+    elements: path
+    default: []
   pinned_path:
     description:
       - The NCCL library the instances should load. Compared after resolving links.
@@ -109,6 +116,17 @@ ansible_facts:
               version: 2.28.9
               cuda: "12.9"
               version_source: binary
+        libraries:
+          description: Per path given in C(libraries), its record (same keys as C(system)), or
+            null when the file does not exist.
+          type: dict
+          sample:
+            /opt/nccl/2.14.3-1+cuda11.7/lib/libnccl.so.2:
+              path: /opt/nccl/2.14.3-1+cuda11.7/lib/libnccl.so.2
+              realpath: /opt/nccl/2.14.3-1+cuda11.7/lib/libnccl.so.2.14.3
+              version: 2.14.3
+              cuda: "11.7"
+              version_source: binary
         pinned_path:
           description: The library instances should load, after resolving links (null when none).
           type: str
@@ -168,6 +186,7 @@ def main():
         argument_spec=dict(
             venvs=dict(type="list", elements="path", default=[]),
             env_files=dict(type="list", elements="str", default=["/etc/vllm/*.env"]),
+            libraries=dict(type="list", elements="path", default=[]),
             pinned_path=dict(type="path"),
         ),
         supports_check_mode=True,
@@ -209,8 +228,13 @@ def main():
                 "uses_pinned": bool(effective and pinned_real and effective.get("realpath") == pinned_real),
             }
 
+    libraries = {}
+    for path in module.params["libraries"]:
+        libraries[path] = read_library(path) if os.path.exists(path) else None
+
     module.exit_json(changed=False, ansible_facts={"nccl": {
         "system": system,
+        "libraries": libraries,
         "ldconfig": entries,
         "venvs": venvs,
         "pinned_path": pinned_real,

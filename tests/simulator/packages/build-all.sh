@@ -5,10 +5,11 @@
 #   build-repo.sh   -> tests/simulator/build/cuda-repo/   (signed apt repo: cuda-toolkit-12-1, libnccl2, libnccl-dev)
 #   build-wheel.sh  -> tests/simulator/build/wheelhouse/  (vllm-0.6.3.post1+gpusim wheel)
 #   build-nccl-tarball.sh -> tests/simulator/build/nccl-tarballs/ (stand-in NCCL .txz + SHA256SUMS)
+#   build-nccl-tarball.sh -> tests/simulator/build/nccl-tarballs/ (stand-in NCCL .txz + SHA256SUMS)
 #
 #   tests/simulator/packages/build-all.sh [--force]
 #
-# Both steps are cached (nothing is rebuilt when their inputs are unchanged); --force rebuilds.
+# All steps are cached (nothing is rebuilt when their inputs are unchanged); --force rebuilds.
 # tests/simulator/plant.yml copies the two folders into the simulated hosts
 # (/srv/gpu-sim/cuda-repo, /srv/gpu-sim/wheelhouse).
 set -euo pipefail
