@@ -82,8 +82,9 @@ def tarball_vars(host, build):
 
 
 def first_ldconfig_nccl(host):
+    """The file the linker resolves libnccl.so.2 to (first entry of the cache, links resolved)."""
     lines = [l for l in host.check_output("ldconfig -p").splitlines() if l.strip().startswith("libnccl.so.2 ")]
-    return lines[0].split("=>")[1].strip()
+    return host.check_output("readlink -f %s" % lines[0].split("=>")[1].strip())
 
 
 # --- converged state ------------------------------------------------------------------------------
@@ -127,10 +128,13 @@ def test_foreign_definitions_removed_with_copies_kept(host):
 def test_nccl_facts(host):
     """System NCCL from the linker cache, a torch-style bundle in a venv, and two vLLM env files."""
     venv_lib = "/opt/i4-venv/lib/python3.9/site-packages/nvidia/nccl/lib"
+    # python3's tarfile: the bare image has no xz (the role installs xz-utils only for the tarball method)
+    extract = ("import sys, tarfile; t = tarfile.open(sys.argv[1]); "
+               "sys.stdout.buffer.write(t.extractfile(sys.argv[2]).read())")
     host.check_output(
-        "mkdir -p {lib} /etc/vllm && tar -xJf {t}/nccl_{b}_x86_64.txz -O nccl_{b}_x86_64/lib/libnccl.so.2.18.3 "
+        "mkdir -p {lib} /etc/vllm && python3 -c '{x}' {t}/nccl_{b}_x86_64.txz nccl_{b}_x86_64/lib/libnccl.so.2.18.3 "
         "> {lib}/libnccl.so.2 && printf 'VLLM_NCCL_SO_PATH={libdir}/libnccl.so.2\\n' > /etc/vllm/i4-a.env && "
-        "printf 'CUDA_VISIBLE_DEVICES=0\\n' > /etc/vllm/i4-b.env".format(lib=venv_lib, t=TARBALLS, b=NEWER, libdir=LIBDIR))
+        "printf 'CUDA_VISIBLE_DEVICES=0\\n' > /etc/vllm/i4-b.env".format(lib=venv_lib, x=extract, t=TARBALLS, b=NEWER, libdir=LIBDIR))
     try:
         res = host.ansible("gpu_fleet.vllm_serving.nccl_facts", "venvs=/opt/i4-venv,/opt/none", check=False)
     finally:
@@ -159,7 +163,7 @@ def test_missing_build_fails_and_leaves_the_host_untouched(host):
     rc, out = playbook({"cuda_stack_nccl_build": "2.14.3-1+cuda12.1"})
     assert rc != 0
     assert "host %s: libnccl2 2.14.3-1+cuda12.1 is not in %s" % (HOST, REPO) in out
-    assert "2.14.3-1+cuda11.0, 2.14.3-1+cuda11.7, 2.18.3-1+cuda12.1" in out
+    assert "builds there: 2.18.3-1+cuda12.1, 2.14.3-1+cuda11.7, 2.14.3-1+cuda11.0." in out  # madison's order
     assert snapshot(host) == before
 
 
@@ -218,7 +222,7 @@ def test_tarball_install_upgrade_and_rollback(host):
     assert host.file("/opt/nccl/current").linked_to == "/opt/nccl/%s" % PINNED
     assert host.file("/opt/nccl/%s/lib/libnccl.so.2" % PINNED).linked_to == "/opt/nccl/%s/lib/libnccl.so.2.14.3" % PINNED
     assert host.file("/etc/ld.so.conf.d/gpu-fleet-nccl.conf").contains("^/opt/nccl/current/lib$")
-    assert first_ldconfig_nccl(host) == "/opt/nccl/current/lib/libnccl.so.2"
+    assert first_ldconfig_nccl(host) == "/opt/nccl/%s/lib/libnccl.so.2.14.3" % PINNED
     assert "NCCL version 2.14.3+cuda11.7" in host.check_output("grep -a -o 'NCCL version [^ ]*' /opt/nccl/current/lib/libnccl.so.2")
 
     rc, out = playbook(tarball_vars(host, NEWER))
@@ -256,7 +260,7 @@ def test_state_absent_removes_holds_and_pins(host):
         assert selection(host, package).endswith(" install ok installed")  # installed, no longer held
     assert not host.file(PINS).exists
     assert not host.file("/etc/ld.so.conf.d/gpu-fleet-nccl.conf").exists
-    assert first_ldconfig_nccl(host) == LIBDIR + "/libnccl.so.2"
+    assert first_ldconfig_nccl(host) == LIBDIR + "/libnccl.so.2.14.3"
     sim = host.run("apt-get -s upgrade").stdout
     assert "Inst libnccl2 [%s] (%s" % (PINNED, NEWER) in sim  # nothing holds it any more
     rc, out = playbook({"cuda_stack_state": "absent"})
