@@ -21,7 +21,7 @@ description:
   - Lists every entry for the repository URI in C(sources.list), C(sources.list.d/*.list) and
     C(sources.list.d/*.sources), and the ones outside the file the caller owns (foreign entries),
     with the action that removes them per file. A second definition of the same URI with another
-    C(Signed-By) makes apt stop with C(E: Conflicting values set for option Signed-By).
+    C(Signed-By) makes apt stop with C(Conflicting values set for option Signed-By).
   - URIs are compared with http and https alike and trailing slashes ignored.
   - Changes nothing; the caller removes what it decides to remove.
 author:
