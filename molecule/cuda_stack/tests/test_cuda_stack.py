@@ -57,7 +57,7 @@ def snapshot(host):
     return host.check_output(
         "stat -c '%n %Y %s' /etc/apt/sources.list /etc/apt/sources.list.d/* /etc/apt/keyrings/* "
         "/etc/apt/preferences.d/* /etc/ld.so.conf.d/* 2>/dev/null; "
-        "dpkg-query -W -f='${Package} ${Version} ${Status}\\n' " + " ".join(PACKAGES) + "; "
+        "dpkg-query -W -f='${Package} ${Version} ${Status}\\n' " + " ".join(PACKAGES + ["xz-utils"]) + " 2>&1; "
         "ls -la --time-style=+%s /opt/nccl 2>/dev/null || true")
 
 
