@@ -95,6 +95,7 @@ molecule: sim
 	$(BIN)/molecule test -s host_tuning
 	$(BIN)/molecule test -s model_store
 	$(BIN)/molecule test -s preflight
+	$(BIN)/molecule test -s cuda_stack
 
 clean:
 	rm -rf .build tests/simulator/build

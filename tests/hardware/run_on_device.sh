@@ -4,8 +4,12 @@
 # Everything we run on a real GPU host, in one go (the device machine has no network: ansible-core
 # and resolvelib come as wheels in .build/wheels). Results go to $OUT (or ./hw-out).
 #
-#   bash tests/hardware/run_on_device.sh
+#   bash tests/hardware/run_on_device.sh                         # every stage
+#   STAGES="preflight diagnose" bash tests/hardware/run_on_device.sh   # some of them
+# Stages: capture plan bench allreduce preflight diagnose
 set -u
+STAGES=${STAGES:-capture plan bench allreduce preflight diagnose}
+want() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
 dest=${OUT:-$PWD}
 out=/tmp/hw-out
 rm -rf "$out"; mkdir -p "$out"
@@ -18,15 +22,41 @@ mkdir -p /tmp/ac/ansible_collections/gpu_fleet
 ln -sfn "$repo" /tmp/ac/ansible_collections/gpu_fleet/vllm_serving
 export ANSIBLE_COLLECTIONS_PATH=/tmp/ac ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0
 
-echo "== capture"; bash tests/hardware/capture.sh "$out/capture"
-echo "== facts + planner"
-/tmp/site/bin/ansible-playbook -i localhost, tests/hardware/plan.yml -e hw_out="$out" 2>&1 | tee "$out/plan.log" | tail -30
-echo "== facts benchmark"
-PYTHONPATH=/tmp/ac:/tmp/site python3 benchmarks/facts_module.py --runs 20 >"$out/facts_bench.json" 2>&1; cat "$out/facts_bench.json" | head -30
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
 all=$(seq -s, 0 $((ngpu - 1)))
-echo "== all-reduce over GPUs $all"
-if [ "$ngpu" -ge 2 ] && python3 -c 'import torch' 2>/dev/null; then
+models=tests/fixtures/models
+if want capture; then echo "== capture"; bash tests/hardware/capture.sh "$out/capture"; fi
+if want plan; then
+    echo "== facts + planner"
+    /tmp/site/bin/ansible-playbook -i localhost, tests/hardware/plan.yml -e hw_out="$out" 2>&1 | tee "$out/plan.log" | tail -30
+fi
+if want bench; then
+    echo "== facts benchmark"
+    PYTHONPATH=/tmp/ac:/tmp/site python3 benchmarks/facts_module.py --runs 20 >"$out/facts_bench.json" 2>&1
+    head -30 "$out/facts_bench.json"
+fi
+if want preflight; then
+    # the model of the plan: 72B needs TP=2 on a 2-GPU host, 7B fits one GPU
+    model=Qwen2.5-7B-Instruct; [ "$ngpu" -ge 2 ] && model=Qwen2.5-72B-Instruct
+    printf '{"vllm_server_model": {"name": "Qwen/%s", "path": "/nonexistent/%s", "config": %s}}' \
+        "$model" "$model" "$(cat $models/$model/config.json)" >"$out/model-vars.json"
+    for mode in "" "--check"; do
+        echo "== preflight.yml $mode"
+        /tmp/site/bin/ansible-playbook -i localhost, -c local playbooks/preflight.yml $mode \
+            -e preflight_expected_gpu_count="$ngpu" -e preflight_report_dir="$out/preflight${mode:+-check}" \
+            -e @"$out/model-vars.json" >"$out/preflight${mode:+-check}.log" 2>&1
+        echo "preflight.yml $mode rc=$?"
+    done
+    sed -n '/TASK \[Show the host/,/PLAY \[Write/p' "$out/preflight.log" | head -60
+fi
+if want diagnose; then
+    echo "== diagnose.yml"
+    /tmp/site/bin/ansible-playbook -i localhost, -c local playbooks/diagnose.yml -e diagnose_dest="$out/diagnose" \
+        >"$out/diagnose.log" 2>&1
+    echo "diagnose.yml rc=$?"; tail -5 "$out/diagnose.log"
+fi
+if want allreduce && [ "$ngpu" -ge 2 ] && python3 -c 'import torch' 2>/dev/null; then
+    echo "== all-reduce over GPUs $all"
     for variant in "default" "NCCL_P2P_DISABLE=1" "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1"; do
         tag=$(echo "$variant" | tr ' =' '__')
         env $( [ "$variant" = default ] || echo "$variant") NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,SHM,NET \

@@ -30,10 +30,12 @@
 #   tests/simulator/build/cuda-repo/gpu-sim-archive.gpg  the same key, binary
 #   tests/simulator/build/cuda-repo/gpu-sim-archive.fpr  its fingerprint (one line)
 # Work files (gitignored): tests/simulator/build/packages-work/ (gnupg/ holds the signing key;
-# it is reused so the key stays stable across rebuilds; delete it to get a new key).
+# the committed key is imported there).
 #
-# The signing key is generated at the first build in that throw-away GNUPGHOME: ed25519, no
-# passphrase, uid "gpu-fleet simulator archive (test only)". It signs nothing else.
+# The signing key is src/gpu-sim-archive.test-only-secret.asc (ed25519, no passphrase, uid
+# "gpu-fleet simulator archive (test only)", committed on purpose so that its fingerprint
+# EA92493EF191AB79B38906DA40ADE4451D203378 can be checked by the cuda_stack role); it is imported
+# into that throw-away GNUPGHOME and signs nothing else.
 #
 # Cache: a sha256 over this script, check-repo.sh, src/*, the gcc and dpkg-deb versions and the key
 # fingerprint is kept in packages-work/cuda-repo.inputs; when it matches and the output is complete
@@ -53,7 +55,7 @@ out="${build_dir}/cuda-repo"
 work="${build_dir}/packages-work"
 gnupg_home="${work}/gnupg"
 stamp="${work}/cuda-repo.inputs"
-key_uid="gpu-fleet simulator archive (test only)"
+key_file="${here}/src/gpu-sim-archive.test-only-secret.asc"
 maintainer="gpu-fleet simulator <gpu-fleet-sim@example.invalid>"
 dists=(debian11 ubuntu2204)
 # Fixed timestamps inside the debs (dpkg-deb clamps file mtimes to it): 2023-06-01T00:00:00Z.
@@ -122,14 +124,13 @@ cleanup() {
 trap cleanup EXIT
 
 gpg_batch=(gpg --batch --quiet --no-tty --trust-model always --pinentry-mode loopback --passphrase '')
-list_keys() { gpg --batch --quiet --trust-model always --with-colons --list-secret-keys 2>/dev/null || true; }
-if ! list_keys | grep '^sec:' >/dev/null; then
-    log "generating the signing key in ${gnupg_home} (ed25519, uid \"${key_uid}\")"
-    "${gpg_batch[@]}" --quick-generate-key "${key_uid}" ed25519 sign never 2> "${tmp}/keygen.log" ||
-        { cat "${tmp}/keygen.log" >&2; die "key generation failed"; }
-fi
-fpr="$(list_keys | awk -F: '$1 == "fpr" && !found { print $10; found = 1 }')"
-[ -n "${fpr}" ] || die "no secret key in ${gnupg_home}"
+# The signing key is committed (src/gpu-sim-archive.test-only-secret.asc, test only), so its
+# fingerprint is known in advance: inventories/simulated sets cuda_stack_apt_key_fingerprint to it.
+fpr="$(gpg --batch --quiet --with-colons --show-keys "${key_file}" 2>/dev/null |
+       awk -F: '$1 == "fpr" && !found { print $10; found = 1 }')"
+[ -n "${fpr}" ] || die "no key in ${key_file}"
+"${gpg_batch[@]}" --import "${key_file}" 2> "${tmp}/import.log" ||
+    { cat "${tmp}/import.log" >&2; die "key import failed"; }
 
 # --- cache ---------------------------------------------------------------------------------------
 inputs="$(
