@@ -6,9 +6,9 @@
 #
 #   bash tests/hardware/run_on_device.sh                         # every stage
 #   STAGES="preflight diagnose" bash tests/hardware/run_on_device.sh   # some of them
-# Stages: capture plan bench allreduce preflight diagnose
+# Stages: capture plan bench allreduce preflight diagnose nccl
 set -u
-STAGES=${STAGES:-capture plan bench allreduce preflight diagnose}
+STAGES=${STAGES:-capture plan bench allreduce preflight diagnose nccl}
 want() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
 dest=${OUT:-$PWD}
 out=/tmp/hw-out
@@ -48,6 +48,25 @@ if want preflight; then
         echo "preflight.yml $mode rc=$?"
     done
     sed -n '/TASK \[Show the host/,/PLAY \[Write/p' "$out/preflight.log" | head -60
+fi
+if want nccl; then
+    # which NCCL the host and a torch virtualenv really load (nccl_facts), and the raw evidence
+    echo "== nccl_facts"
+    venv=$(python3 -c 'import sys; print(sys.prefix)')
+    /tmp/site/bin/ansible localhost -c local -m gpu_fleet.vllm_serving.nccl_facts -a "venvs=$venv" \
+        >"$out/nccl_facts.log" 2>&1; echo "nccl_facts rc=$?"; head -60 "$out/nccl_facts.log"
+    {
+        ldconfig -p | grep -i nccl
+        for f in /usr/lib/x86_64-linux-gnu/libnccl.so.2 "$venv"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
+            r=$(readlink -f "$f"); echo "== $f -> $r $(stat -c %s "$r")"
+            grep -a -b -o 'NCCL version [^[:cntrl:]]*' "$r" | head -5
+        done
+        ls -d "$venv"/lib/python3*/site-packages/nvidia_nccl*
+    } >"$out/nccl_strings.out" 2>&1
+    cat "$out/nccl_strings.out"
+    PYTHONPATH=/tmp/site:/tmp/ac python3 benchmarks/nccl_version_scan.py --runs 5 /usr/lib/x86_64-linux-gnu/libnccl.so.2 \
+        "$venv"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 >"$out/nccl_scan.json" 2>&1
+    cat "$out/nccl_scan.json"
 fi
 if want diagnose; then
     echo "== diagnose.yml"
