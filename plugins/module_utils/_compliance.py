@@ -490,6 +490,17 @@ def check_packages(host, wanted, installed, holds, deployed=True):
     for name, version in sorted(wanted.items()):
         have = installed.get(name)
         expected = "%s installed and held" % version
+        if not deployed and have != version:
+            # Before the rollout a missing or other version is what site.yml will change, not drift;
+            # replacing a version other software on the host may rely on deserves a warning.
+            if have is None:
+                out.append(_na("packages", host, expected, "not deployed (not installed yet)", name))
+            else:
+                out.append(finding("packages", "warn", host, expected, "%s installed" % have,
+                                   "site.yml (cuda_stack) will replace %s %s with %s and hold it: check "
+                                   "that nothing else on this host needs %s." % (name, have, version, have),
+                                   name))
+            continue
         if have is None:
             out.append(finding("packages", "fail", host, expected, "not installed",
                                "Re-run site.yml --tags cuda_stack (installs %s=%s and holds it)."

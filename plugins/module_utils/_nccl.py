@@ -23,8 +23,10 @@ import re
 NCCL_SONAME = "libnccl.so.2"
 
 _LDCONFIG_LINE = re.compile(r"^\s+(?P<name>\S+)\s+\((?P<flags>[^)]*)\)\s+=>\s+(?P<path>\S.*?)\s*$")
-# The banner string inside libnccl: "NCCL version 2.28.3+cuda13.0" (older releases: no +cuda part).
-VERSION_STRING = re.compile(br"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+))?")
+# The banner strings inside libnccl: "NCCL version 2.28.3+cuda13.0" (older releases: no +cuda part)
+# and "NCCL version 2.28.3 compiled with CUDA 13.0", which the real 2.28.3 and 2.28.9 libraries carry
+# first (tests/fixtures/real/h200x2_nvlink/nccl_strings.out).
+VERSION_STRING = re.compile(br"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+)| compiled with CUDA (\d+\.\d+))?")
 _FILENAME_VERSION = re.compile(r"^libnccl\.so\.(\d+\.\d+\.\d+)$")
 _DIST_INFO = re.compile(r"^nvidia_nccl_cu(\d+)-(\d+\.\d+\.\d+)(?:\.post\d+)?\.dist-info$")
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -73,8 +75,8 @@ def version_from_binary(data):
     match = VERSION_STRING.search(data)
     if not match:
         return None, None
-    cuda = match.group(2).decode("ascii") if match.group(2) else None
-    return match.group(1).decode("ascii"), cuda
+    cuda = match.group(2) or match.group(3)
+    return match.group(1).decode("ascii"), cuda.decode("ascii") if cuda else None
 
 
 def version_from_dist_info(names):

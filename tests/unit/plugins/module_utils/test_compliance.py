@@ -366,11 +366,20 @@ def test_packages_not_deployed_or_no_dpkg():
     assert only(c.check_packages(H, {}, {}, set()), "not_applicable")
 
 
-def test_packages_real_h200_image_holds_other_nccl():
-    # h200_vm: libnccl2 2.28.3-1+cuda13.0 installed and held by the image, not the pinned build
-    out = c.check_packages(H, {"libnccl2": "2.14.3-1+cuda11.7"}, {"libnccl2": "2.28.3-1+cuda13.0"},
-                           {"libnccl2"}, deployed=False)
-    assert only(out, "fail")["actual"] == "2.28.3-1+cuda13.0 installed"
+def test_packages_real_h200_image_holds_other_nccl_before_rollout_warns():
+    # h200_vm / h200x2_nvlink: libnccl2 2.28.3-1+cuda13.0 installed and held by the image, not the pinned
+    # build. Before the rollout that is what cuda_stack will change (it may change held packages), so
+    # it warns that another version will be replaced; the toolkit not installed yet is not applicable.
+    out = c.check_packages(H, WANT, {"libnccl2": "2.28.3-1+cuda13.0"}, {"libnccl2"}, deployed=False)
+    assert [(f["subject"], f["status"], f["actual"]) for f in out] == [
+        ("cuda-toolkit-12-1", "not_applicable", "not deployed (not installed yet)"),
+        ("libnccl2", "warn", "2.28.3-1+cuda13.0 installed")]
+    assert "replace libnccl2 2.28.3-1+cuda13.0 with 2.14.3-1+cuda11.7" in out[1]["remediation"]
+
+
+def test_packages_after_rollout_the_same_state_fails():
+    out = c.check_packages(H, WANT, {"libnccl2": "2.28.3-1+cuda13.0"}, {"libnccl2"}, deployed=True)
+    assert [(f["subject"], f["status"]) for f in out] == [("cuda-toolkit-12-1", "fail"), ("libnccl2", "fail")]
 
 
 # --- host tuning / housekeeping --------------------------------------------------------------

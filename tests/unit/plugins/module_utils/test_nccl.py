@@ -92,3 +92,31 @@ def test_library_record_prefers_the_binary_string():
     assert rec["version"] == "2.28.9" and rec["version_source"] == "dist-info"
     rec = _nccl.library_record("/x/libnccl.so.2", "/x/libnccl.so.2", None, None)
     assert rec["version"] is None and rec["version_source"] is None
+
+
+def _strings_at_offsets(capture_lines):
+    """Rebuild a library's byte layout from `grep -a -b -o 'NCCL version ...'` lines: each string at
+    its real offset, NUL bytes between (what a .rodata section looks like)."""
+    hits = [(int(off), text.encode("ascii")) for off, text in (line.split(":", 1) for line in capture_lines)]
+    size = max(off + len(text) for off, text in hits) + 1
+    data = bytearray(size)
+    for off, text in hits:
+        data[off:off + len(text)] = text
+    return bytes(data)
+
+
+@pytest.mark.parametrize("library, expected", [
+    ("/usr/lib/x86_64-linux-gnu/libnccl.so.2", ("2.28.3", "13.0")),
+    ("/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2", ("2.28.9", "13.0")),
+])
+def test_real_h200_libraries_version_strings_in_their_order(library, expected):
+    # nccl_strings.out: the real libraries' 'NCCL version' strings with their byte offsets; the system
+    # 2.28.3 carries "NCCL version 2.28.3 compiled with CUDA 13.0" BEFORE "NCCL version 2.28.3+cuda13.0"
+    lines = read("h200x2_nvlink/nccl_strings.out").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("== %s " % library))
+    block = []
+    for line in lines[start + 1:]:
+        if line.startswith("==") or not line[:1].isdigit():
+            break
+        block.append(line)
+    assert _nccl.version_from_binary(_strings_at_offsets(block)) == expected
