@@ -20,6 +20,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
 export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 mkdir -p /tmp/ac/ansible_collections/gpu_fleet
 ln -sfn "$repo" /tmp/ac/ansible_collections/gpu_fleet/vllm_serving
+# the collection's dependencies (community.general, ansible.posix), carried as a tarball: no network
+[ -f .build/devcoll/collections.tgz ] && tar -C /tmp/ac -xzf .build/devcoll/collections.tgz
 export ANSIBLE_COLLECTIONS_PATH=/tmp/ac ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0
 
 ngpu=$(nvidia-smi -L | grep -c '^GPU ')
