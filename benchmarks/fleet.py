@@ -136,7 +136,7 @@ def fleet(opts):
                 return 1
         for size in sizes:
             runs = [playbook(inventory, os.path.join(REPO, opts.playbook), limit=hosts[:size], extra=opts.extra)
-                    for _ in range(opts.repeat)]
+                    for _run in range(opts.repeat)]
             walls = [r["wall_s"] for r in runs]
             rows.append({"hosts": size, "median_s": round(statistics.median(walls), 1), "runs_s": walls,
                          "rc": [r["rc"] for r in runs], "failed_hosts": summarize(runs[-1])["failed"]})

@@ -47,7 +47,10 @@ def main():
             handle.write(os.urandom(1024 * 1024))
     size = os.path.getsize(shard)
     try:
-        expected, raw = timed(lambda: subprocess.check_output(["sha256sum", shard]).split()[0].decode(), args.runs)
+        def coreutils_sha256():
+            return subprocess.check_output(["sha256sum", shard]).split()[0].decode()
+
+        expected, raw = timed(coreutils_sha256, args.runs)
         manifest = {"repo_id": "bench/bench", "revision": "0" * 40, "format": "safetensors",
                     "files": {os.path.basename(shard): {"size": size, "algorithm": "sha256", "checksum": expected,
                                                         "provenance": "hub-lfs-sha256"}}}
