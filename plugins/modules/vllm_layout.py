@@ -105,7 +105,7 @@ options:
     default: false
   degraded_layout:
     description:
-      - A second, smaller layout to fall back to (the role's C(vllm-degraded.target)): V(auto) or a list of
+      - A second, smaller layout to fall back to (the role's C(vllm-degraded.target)), V(auto) or a list of
         instances like O(layout). Not planned when omitted.
       - With V(auto) the planner picks the best layout on at most O(degraded_max_gpus) GPUs (every subset of
         that size is tried with the rules and preferences of O(layout=auto); ties go to the lowest GPU indices).
