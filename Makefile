@@ -83,6 +83,7 @@ galaxy: setup
 
 molecule: sim
 	$(BIN)/molecule test -s default
+	$(BIN)/molecule test -s vllm_server
 
 clean:
 	rm -rf .build tests/simulator/build

@@ -15,7 +15,7 @@ Target (issue 6): playbook switch <= 30 s on the simulated host.
     PATH=.venv/bin:$PATH ANSIBLE_COLLECTIONS_PATH=.build/ac ANSIBLE_CONFIG=ansible.cfg \\
       CONTAINERS_CONF=tests/simulator/containers.conf \\
       python3 benchmarks/rollback_switch.py --inventory INVENTORY --host HOST [--runs 3] \\
-        [--exec 'podman exec HOST']
+        [--exec 'podman exec HOST'] [-e @vars.yml]
 
 ``--exec`` is the command prefix that runs a command on the host (default ``podman exec HOST``).
 """
@@ -57,10 +57,13 @@ def _ports(prefix, env_dir):
     return sorted(int(line.split("=", 1)[1]) for line in out.split())
 
 
-def _playbook(inventory, host, to):
+def _playbook(inventory, host, to, extra=()):
     t0 = time.time()
-    proc = subprocess.run(["ansible-playbook", "-i", inventory, "-l", host, os.path.join(ROOT, "playbooks", "rollback.yml"),
-                           "-e", "gpu_fleet_rollback_hosts=all", "-e", "gpu_fleet_rollback_to=%s" % to],
+    cmd = ["ansible-playbook", "-i", inventory, "-l", host, os.path.join(ROOT, "playbooks", "rollback.yml"),
+           "-e", "gpu_fleet_rollback_hosts=all", "-e", "gpu_fleet_rollback_to=%s" % to]
+    for item in extra:
+        cmd += ["-e", item]
+    proc = subprocess.run(cmd,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
     if proc.returncode:
         sys.stderr.write(proc.stdout[-4000:])
@@ -88,6 +91,8 @@ def main():
     parser.add_argument("--host", required=True)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--exec", dest="exec_prefix", default=None)
+    parser.add_argument("-e", "--extra-vars", dest="extra", action="append", default=[],
+                        help="passed to ansible-playbook -e (e.g. @vars.yml with the host's vllm_server_layout)")
     args = parser.parse_args()
     prefix = shlex.split(args.exec_prefix) if args.exec_prefix else ["podman", "exec", args.host]
     full_ports = _ports(prefix, "/etc/vllm")
@@ -95,12 +100,11 @@ def main():
     times = {"playbook full->degraded": [], "playbook degraded->full": [],
              "systemd full->degraded": [], "systemd degraded->full": []}
     for _run in range(args.runs):
-        times["playbook full->degraded"].append(_playbook(args.inventory, args.host, "degraded"))
-        times["playbook degraded->full"].append(_playbook(args.inventory, args.host, "full"))
+        # systemd first, so that the last playbook run leaves the host as found (full layout enabled)
         times["systemd full->degraded"].append(_systemd(prefix, "vllm-degraded.target", degraded_ports))
         times["systemd degraded->full"].append(_systemd(prefix, "vllm.target", full_ports))
-    # leave the host as found: full layout, its target enabled
-    _playbook(args.inventory, args.host, "full")
+        times["playbook full->degraded"].append(_playbook(args.inventory, args.host, "degraded", args.extra))
+        times["playbook degraded->full"].append(_playbook(args.inventory, args.host, "full", args.extra))
     print("rollback switch on %s: full layout ports %s, degraded layout ports %s"
           % (args.host, full_ports, degraded_ports))
     for name, values in times.items():

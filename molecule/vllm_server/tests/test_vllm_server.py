@@ -231,17 +231,21 @@ def test_kill_9_instance_restarts_while_endpoint_answers(host):
     assert pid > 0
     host.check_output("kill -9 %d" % pid)
     statuses = []
-    deadline = time.time() + 60
+    deadline = time.time() + 120
     restarted = False
     while time.time() < deadline:
         statuses.append(_completion(host)["status"])
         now = _show(host, "vllm@n0-1.service", "MainPID", "NRestarts", "ActiveState")
-        if int(now["NRestarts"]) == int(before["NRestarts"]) + 1 and now["ActiveState"] == "active" \
+        if int(now["NRestarts"]) > int(before["NRestarts"]) and now["ActiveState"] == "active" \
                 and _http(host, "http://127.0.0.1:8002/health")["status"] == 200:
             restarted = True
             break
         time.sleep(1)
     assert restarted, "vllm@n0-1 not restarted after kill -9"
-    assert int(_show(host, "vllm@n0-1.service", "MainPID")["MainPID"]) != pid
+    after = _show(host, "vllm@n0-1.service", "MainPID", "NRestarts")
+    assert int(after["MainPID"]) != pid
+    # one restart: the port wait (ExecStartPre) outlasts the killed server's TIME_WAIT connections,
+    # so vLLM 0.6.3's plain bind() does not fail into more restarts (or start-limit-hit)
+    assert int(after["NRestarts"]) == int(before["NRestarts"]) + 1
     assert statuses and all(s == 200 for s in statuses), statuses
     assert [e for e in _claims(host) if e["event"] == "conflict"] == []
