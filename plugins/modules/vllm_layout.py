@@ -117,6 +117,14 @@ options:
       - Most GPUs the automatic degraded layout may use.
     type: int
     default: 4
+  degraded_base_port:
+    description:
+      - Port of the degraded layout's first instance (numbered like O(base_port)).
+      - Distinct from the full layout's ports by default, so a switch does not wait for the ports the other
+        layout's servers just closed (vLLM 0.6.3 binds without C(SO_REUSEADDR); closed connections keep a port
+        in TIME_WAIT for up to 60 s).
+    type: int
+    default: 8101
 notes:
   - Supports check mode; the module never changes anything.
   - "Sources: vLLM's check C(Total number of attention heads (28) must be divisible by tensor parallel
@@ -298,8 +306,7 @@ ansible_facts:
         degraded:
           description:
             - The fallback layout (O(degraded_layout)); null when O(degraded_layout) is not given.
-            - Ports follow the same O(base_port) numbering as the main layout; the two layouts never run at
-              the same time.
+            - Ports are numbered from O(degraded_base_port); the two layouts never run at the same time.
           type: dict
           contains:
             request:
@@ -310,7 +317,7 @@ ansible_facts:
               description: Instances, with the same keys as RV(ansible_facts.vllm_layout.instances).
               type: list
               elements: dict
-              sample: [{"name": "n0-0", "gpus": [0], "port": 8001, "tensor_parallel_size": 1}]
+              sample: [{"name": "n0-0", "gpus": [0], "port": 8101, "tensor_parallel_size": 1}]
             gpus_unused:
               description: GPU indices the degraded layout leaves idle.
               type: list
@@ -389,6 +396,7 @@ def main():
             allow_mig=dict(type="bool", default=False),
             degraded_layout=dict(type="raw"),
             degraded_max_gpus=dict(type="int", default=4),
+            degraded_base_port=dict(type="int", default=8101),
         ),
         supports_check_mode=True,
     )
@@ -431,7 +439,7 @@ def main():
                 degraded = plan_layout(
                     params["topology"], config, degraded_request,
                     host=host, model_name=params["model_name"], model_path=params["model_path"],
-                    base_port=params["base_port"], endpoint_port=params["endpoint_port"],
+                    base_port=params["degraded_base_port"], endpoint_port=params["endpoint_port"],
                     gpu_memory_utilization=params["gpu_memory_utilization"], max_model_len=params["max_model_len"],
                     allow_mig=params["allow_mig"], config_source=source,
                     max_gpus=params["degraded_max_gpus"] if isinstance(degraded_request, str) else None,

@@ -7,7 +7,7 @@ Expected values come from the profile (GPUs 0-2 on NUMA node 0, 3-5 on NUMA node
 0-1, 2-3, 4-5) and the explicit layout in molecule.yml: TP=2 on [0, 1] and [4, 5], TP=1 on [2] and
 [3]; instances are named n<NUMA>-<k> and numbered from port 8001 by first GPU. The degraded
 layout is the planner's default (best layout on at most 4 GPUs): Qwen2.5-7B fits one GPU, so
-four TP=1 instances on the lowest GPUs 0-3. Nothing here calls the collection's own code.
+four TP=1 instances on the lowest GPUs 0-3, numbered from port 8101. Nothing here calls the collection's own code.
 """
 import json
 import time
@@ -23,10 +23,10 @@ FULL = {
     "n1-1": ("4,5", 1, 8004, 2),
 }
 DEGRADED = {
-    "n0-0": ("0", 0, 8001, 1),
-    "n0-1": ("1", 0, 8002, 1),
-    "n0-2": ("2", 0, 8003, 1),
-    "n1-0": ("3", 1, 8004, 1),
+    "n0-0": ("0", 0, 8101, 1),
+    "n0-1": ("1", 0, 8102, 1),
+    "n0-2": ("2", 0, 8103, 1),
+    "n1-0": ("3", 1, 8104, 1),
 }
 CLAIMS = "/dev/shm/gpu-sim-claims/claims.jsonl"
 

@@ -195,7 +195,7 @@ def test_degraded_layout_auto_on_at_most_four_gpus(tmp_path):
     assert [i["gpus"] for i in plan["instances"]] == [[0, 1], [4, 5]]
     degraded = plan["degraded"]
     assert [(i["name"], i["gpus"], i["port"], i["worst_link"]) for i in degraded["instances"]] == [
-        ("n0-0", [0], 8001, None), ("n0-1", [1], 8002, None), ("n0-2", [2], 8003, None), ("n1-0", [3], 8004, None)]
+        ("n0-0", [0], 8101, None), ("n0-1", [1], 8102, None), ("n0-2", [2], 8103, None), ("n1-0", [3], 8104, None)]
     assert degraded["gpus_unused"] == [4, 5]
 
 
