@@ -96,6 +96,7 @@ molecule: sim
 	$(BIN)/molecule test -s model_store
 	$(BIN)/molecule test -s preflight
 	$(BIN)/molecule test -s cuda_stack
+	$(BIN)/molecule test -s vllm_server
 
 clean:
 	rm -rf .build tests/simulator/build

@@ -617,13 +617,14 @@ def _fmt_gpus(gpus):
 
 def plan_layout(topology, model_config, request, *, host, model_name, model_path=None, base_port=8001,
                 endpoint_port=8000, gpu_memory_utilization=0.9, max_model_len=None, allow_mig=False,
-                config_source="host"):
+                config_source="host", max_gpus=None):
     """Plan vLLM instances for one host; returns the ``vllm_layout`` dict.
 
     ``topology`` is the ``gpu_topology`` facts dict, ``model_config`` the model's config.json as a
     dict, ``request`` ``'auto'`` or a list of ``{gpus, tensor_parallel_size,
-    pipeline_parallel_size, port}`` dicts. Raises LayoutError (message names host, rule, values,
-    valid alternatives).
+    pipeline_parallel_size, port}`` dicts. ``max_gpus`` (auto only) limits the plan to at most that
+    many GPUs (the degraded layout: the best plan over every subset of that size). Raises LayoutError
+    (message names host, rule, values, valid alternatives).
     """
     host = host or "localhost"
     topo = _Topo(topology, host)
@@ -664,6 +665,10 @@ def plan_layout(topology, model_config, request, *, host, model_name, model_path
     valid_tp = valid_tensor_parallel_sizes(heads, kv)
     ctx = {"topo": topo, "fig": fig, "label": label, "util": util, "max_model_len": max_model_len,
            "allow_mig": allow_mig, "host": host, "valid_tp": valid_tp}
+    if max_gpus is not None:
+        if isinstance(max_gpus, bool) or not isinstance(max_gpus, int) or max_gpus < 1:
+            raise LayoutError("host %s: max_gpus must be a positive integer, got %r" % (host, max_gpus))
+        ctx["max_gpus"] = max_gpus
 
     def budget_bytes(gpus):
         mems = [topo.gpus[i]["memory_mib"] for i in gpus]
@@ -714,7 +719,8 @@ def plan_layout(topology, model_config, request, *, host, model_name, model_path
             "tensor_parallel_size": inst.tp,
             "pipeline_parallel_size": inst.pp,
             "port": port,
-            "worst_link": inst.worst_code,
+            # one GPU per TP group: no link inside it (null; link_class 'self'), not topo -m's 'X'
+            "worst_link": None if inst.worst_cls == "self" else inst.worst_code,
             "link_class": inst.worst_cls,
             "memory_per_gpu_gib": round(_gib(need["total"]), 2),
         })
@@ -787,6 +793,38 @@ def _plan_auto(ctx):
     if no_mem:
         raise LayoutError("host %s: memory_total_mib unknown for GPU(s) %s; cannot check that %s fits"
                           % (host, ", ".join(str(i) for i in no_mem), label))
+    max_gpus = ctx.get("max_gpus")
+    if not max_gpus or len(usable) <= max_gpus:
+        return _plan_auto_on(ctx, usable)
+    # At most max_gpus GPUs (the degraded layout): the best plan over every subset of that size,
+    # by the same order auto uses (fewest GPUs per replica, most replicas, best worst links),
+    # then fewest NVLink-island splits and NUMA spans, then the lowest GPU indices.
+    best = None
+    errors = []
+    for subset in itertools.combinations(usable, max_gpus):
+        try:
+            chosen, text = _plan_auto_on(ctx, list(subset))
+        except LayoutError as exc:
+            errors.append(str(exc))
+            continue
+        insts = [inst for inst, _port in chosen]
+        first = insts[0]
+        key = (first.pp > 1, first.tp * first.pp, first.pp, -len(insts),
+               tuple(sorted((_link_order(i.worst_code, i.worst_cls) for i in insts), reverse=True)),
+               sum(i.splits for i in insts), sum(i.spans for i in insts), tuple(sorted(i.gpus for i in insts)))
+        if best is None or key < best[0]:
+            best = (key, chosen, text, subset)
+    if best is None:
+        raise LayoutError("host %s: no layout of %s fits on at most %d of the %d usable GPUs: %s"
+                          % (host, label, max_gpus, len(usable), errors[0] if errors else "no candidate"))
+    _key, chosen, text, subset = best
+    return chosen, ("Best layout on at most %d of the %d usable GPUs (chosen subset %s): %s"
+                    % (max_gpus, len(usable), _fmt_gpus(subset), text))
+
+
+def _plan_auto_on(ctx, usable):
+    topo, fig, label, util = ctx["topo"], ctx["fig"], ctx["label"], ctx["util"]
+    host, max_len, valid_tp = ctx["host"], ctx["max_model_len"], ctx["valid_tp"]
     n = len(usable)
     shapes = [(tp, pp) for tp in valid_tp if tp <= n
               for pp in range(1, min(fig["num_hidden_layers"], n) + 1) if tp * pp <= n]
@@ -949,7 +987,8 @@ def _plan_explicit(ctx, request):
             % (len(result), "" if len(result) == 1 else "s", label,
                "; ".join("GPUs %s TP=%d PP=%d, %s per GPU, worst link %s"
                          % (_fmt_gpus(inst.gpus), inst.tp, inst.pp,
-                            _fmt_gib(memory_per_gpu(fig, inst.tp, inst.pp, max_len)["total"]), inst.worst_code)
+                            _fmt_gib(memory_per_gpu(fig, inst.tp, inst.pp, max_len)["total"]),
+                            "none (one GPU per TP group)" if inst.worst_cls == "self" else inst.worst_code)
                          for inst, _port in sorted(result, key=lambda r: r[0].gpus[0]))))
     if notes:
         text += " Warnings: " + "; ".join(notes) + "."

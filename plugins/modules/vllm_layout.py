@@ -103,6 +103,28 @@ options:
       - Allow GPUs in MIG mode. By default they are left out of C(auto) and refused in explicit layouts.
     type: bool
     default: false
+  degraded_layout:
+    description:
+      - A second, smaller layout to fall back to (the role's C(vllm-degraded.target)), V(auto) or a list of
+        instances like O(layout). Not planned when omitted.
+      - With V(auto) the planner picks the best layout on at most O(degraded_max_gpus) GPUs (every subset of
+        that size is tried with the rules and preferences of O(layout=auto); ties go to the lowest GPU indices).
+      - Checked with the same rules as O(layout); a degraded layout that cannot work fails the module with a
+        message starting C(degraded layout:).
+    type: raw
+  degraded_max_gpus:
+    description:
+      - Most GPUs the automatic degraded layout may use.
+    type: int
+    default: 4
+  degraded_base_port:
+    description:
+      - Port of the degraded layout's first instance (numbered like O(base_port)).
+      - Distinct from the full layout's ports by default, so a switch does not wait for the ports the other
+        layout's servers just closed (vLLM 0.6.3 binds without C(SO_REUSEADDR); closed connections keep a port
+        in TIME_WAIT for up to 60 s).
+    type: int
+    default: 8101
 notes:
   - Supports check mode; the module never changes anything.
   - "Sources: vLLM's check C(Total number of attention heads (28) must be divisible by tensor parallel
@@ -263,7 +285,9 @@ ansible_facts:
               type: int
               sample: 8001
             worst_link:
-              description: Worst C(nvidia-smi topo -m) code inside the instance's TP groups (C(X) for one GPU).
+              description:
+                - Worst C(nvidia-smi topo -m) code inside the instance's TP groups.
+                - Null when every TP group is a single GPU (no link inside it; C(link_class) is C(self)).
               type: str
               sample: NV12
             link_class:
@@ -279,6 +303,30 @@ ansible_facts:
           type: list
           elements: int
           sample: []
+        degraded:
+          description:
+            - The fallback layout (O(degraded_layout)); null when O(degraded_layout) is not given.
+            - Ports are numbered from O(degraded_base_port); the two layouts never run at the same time.
+          type: dict
+          contains:
+            request:
+              description: O(degraded_layout) as given.
+              type: raw
+              sample: auto
+            instances:
+              description: Instances, with the same keys as RV(ansible_facts.vllm_layout.instances).
+              type: list
+              elements: dict
+              sample: [{"name": "n0-0", "gpus": [0], "port": 8101, "tensor_parallel_size": 1}]
+            gpus_unused:
+              description: GPU indices the degraded layout leaves idle.
+              type: list
+              elements: int
+              sample: [4, 5]
+            explanation:
+              description: Why this degraded layout.
+              type: str
+              sample: "Best layout on at most 4 of the 6 usable GPUs (chosen subset [0, 1, 2, 3]): ..."
         endpoint_port:
           description: O(endpoint_port).
           type: int
@@ -346,6 +394,9 @@ def main():
             gpu_memory_utilization=dict(type="float", default=0.9),
             max_model_len=dict(type="int"),
             allow_mig=dict(type="bool", default=False),
+            degraded_layout=dict(type="raw"),
+            degraded_max_gpus=dict(type="int", default=4),
+            degraded_base_port=dict(type="int", default=8101),
         ),
         supports_check_mode=True,
     )
@@ -381,6 +432,21 @@ def main():
             gpu_memory_utilization=params["gpu_memory_utilization"], max_model_len=params["max_model_len"],
             allow_mig=params["allow_mig"], config_source=source,
         )
+        plan["degraded"] = None
+        if params["degraded_layout"] not in (None, ""):
+            degraded_request = _parse_layout(module, params["degraded_layout"])
+            try:
+                degraded = plan_layout(
+                    params["topology"], config, degraded_request,
+                    host=host, model_name=params["model_name"], model_path=params["model_path"],
+                    base_port=params["degraded_base_port"], endpoint_port=params["endpoint_port"],
+                    gpu_memory_utilization=params["gpu_memory_utilization"], max_model_len=params["max_model_len"],
+                    allow_mig=params["allow_mig"], config_source=source,
+                    max_gpus=params["degraded_max_gpus"] if isinstance(degraded_request, str) else None,
+                )
+            except LayoutError as exc:
+                raise LayoutError("degraded layout: %s" % exc)
+            plan["degraded"] = dict((k, degraded[k]) for k in ("request", "instances", "gpus_unused", "explanation"))
     except LayoutError as exc:
         module.fail_json(msg=str(exc), config_source=source)
     except Exception as exc:  # pylint: disable=broad-except

@@ -53,6 +53,11 @@ options:
     description: Directory of the instances' log files (C(<name>.log)), quoted on failure.
     type: path
     default: /var/log/vllm
+  log_prefix:
+    description: Prefix of the log file names (C(<log_prefix><name>.log)), e.g. C(degraded-) for the
+      degraded layout's instances.
+    type: str
+    default: ""
   timeout:
     description: Seconds to wait for all instances and the completion, in total.
     type: int
@@ -154,6 +159,7 @@ def main():
             api_key=dict(type="str", no_log=True),
             unit_template=dict(type="str", default="vllm@%s.service"),
             log_dir=dict(type="path", default="/var/log/vllm"),
+            log_prefix=dict(type="str", default=""),
             timeout=dict(type="int", default=900),
             interval=dict(type="float", default=1.0),
             max_restarts=dict(type="int", default=2),
@@ -175,7 +181,7 @@ def main():
 
     def fail_instance(inst, why):
         unit = params["unit_template"] % inst["name"]
-        log = os.path.join(params["log_dir"], "%s.log" % inst["name"])
+        log = os.path.join(params["log_dir"], "%s%s.log" % (params["log_prefix"], inst["name"]))
         module.fail_json(
             msg="%s (port %s) is not ready: %s. Last lines of %s:\n%s\nMore: journalctl -u %s"
             % (unit, inst["port"], why, log, _tail(log), unit),

@@ -88,6 +88,7 @@ def sim_env(tmp_path):
     env["PYTHONPATH"] = STANDIN
     env["GPU_SIM_VLLM_STARTUP_DELAY"] = "0"
     env["GPU_SIM_VLLM_STREAM_DELAY"] = "0.05"
+    env["GPU_SIM_CLAIMS_DIR"] = str(tmp_path / "claims")  # not the machine's /dev/shm
     return env
 
 
@@ -347,3 +348,38 @@ def test_version_satisfies_real_pin_and_code_parses_on_python39():
             if name.endswith(".py"):
                 with open(os.path.join(root, name)) as handle:
                     ast.parse(handle.read(), filename=name, feature_version=(3, 9))
+
+
+def _claims(path):
+    with open(os.path.join(str(path), "claims.jsonl")) as handle:
+        return [json.loads(line) for line in handle]
+
+
+def test_gpu_claim_ledger_records_claims_releases_and_conflicts(model_dir, sim_env, tmp_path):
+    """Two servers on the same GPU: the second one's claim is recorded as a conflict; a server
+    started after the first one exited is not."""
+    claims = tmp_path / "claims"
+    env = dict(sim_env, GPU_SIM_CLAIMS_DIR=str(claims), CUDA_VISIBLE_DEVICES="0")
+    first = Server(model_dir, env, tmp_path)
+    second = Server(model_dir, env, tmp_path)
+    assert second.stop() == 0 and first.stop() == 0
+    events = _claims(claims)
+    assert [(e["event"], e["pid"]) for e in events] == [
+        ("claim", first.proc.pid), ("conflict", second.proc.pid), ("claim", second.proc.pid),
+        ("release", second.proc.pid), ("release", first.proc.pid)]
+    assert events[1]["holder"] == first.proc.pid and events[1]["gpu"] == 0
+    third = Server(model_dir, env, tmp_path)
+    assert third.stop() == 0
+    assert [e["event"] for e in _claims(claims)[5:]] == ["claim", "release"]
+
+
+def test_gpu_claim_of_a_killed_server_is_no_conflict(model_dir, sim_env, tmp_path):
+    claims = tmp_path / "claims"
+    env = dict(sim_env, GPU_SIM_CLAIMS_DIR=str(claims), CUDA_VISIBLE_DEVICES="0")
+    first = Server(model_dir, env, tmp_path)
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait(timeout=10)
+    second = Server(model_dir, env, tmp_path)
+    assert second.stop() == 0
+    assert [(e["event"], e["pid"]) for e in _claims(claims)] == [
+        ("claim", first.proc.pid), ("claim", second.proc.pid), ("release", second.proc.pid)]

@@ -14,6 +14,7 @@ the process dies with a traceback and exit status 1, as the real one does.
 import json
 import os
 import subprocess
+import time
 
 from vllm.logger import init_logger
 
@@ -179,3 +180,88 @@ def check_kv_heads(args, config):
             raise AssertionError()
     elif kv_heads % tp != 0:
         raise AssertionError()
+
+
+# --- GPU claim ledger (simulator addition; real vLLM has none) ----------------------------------
+# A real vLLM process holds its GPUs' memory from model load to exit; two servers on one GPU
+# fight over it (OOM or a hang). The stand-in records its claims so that tests can prove a
+# deployment never has two servers on one GPU at the same time:
+#   $GPU_SIM_CLAIMS_DIR (default /dev/shm/gpu-sim-claims: writable under ProtectSystem=strict, like
+#   the CUDA IPC files in /dev/shm)/gpu<N>   holds the pid of the process that claimed GPU N;
+#   .../claims.jsonl   one JSON line per event: claim, conflict (the GPU's holder is still alive),
+#                      release (clean exit).
+CLAIMS_DIR = "/dev/shm/gpu-sim-claims"
+
+
+def _claims_dir(env=None):
+    env = os.environ if env is None else env
+    path = env.get("GPU_SIM_CLAIMS_DIR") or CLAIMS_DIR
+    try:
+        if not os.path.isdir(path):
+            os.makedirs(path)
+            os.chmod(path, 0o1777)
+    except OSError:
+        pass
+    return path
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _ledger(path, record):
+    try:
+        with open(os.path.join(path, "claims.jsonl"), "a") as handle:
+            handle.write(json.dumps(record, sort_keys=True) + "\n")
+    except OSError as exc:
+        logger.warning("gpu-sim: cannot write the GPU claim ledger in %s: %s", path, exc)
+
+
+def claim_gpus(visible, port, env=None):
+    """Record that this process now holds ``visible`` GPUs; note any GPU still held by a live process."""
+    path = _claims_dir(env)
+    pid = os.getpid()
+    indices = [g["index"] for g in visible]
+    for index in indices:
+        holder_file = os.path.join(path, "gpu%d" % index)
+        holder = None
+        try:
+            with open(holder_file) as handle:
+                holder = int(handle.read().strip() or 0)
+        except (OSError, ValueError):
+            holder = None
+        if holder and holder != pid and _pid_alive(holder):
+            logger.warning("gpu-sim: GPU %d is still held by live process %d: two servers on one GPU", index, holder)
+            _ledger(path, {"time": time.time(), "event": "conflict", "pid": pid, "port": port, "gpu": index,
+                           "holder": holder})
+        try:
+            tmp = "%s.%d" % (holder_file, pid)
+            with open(tmp, "w") as handle:
+                handle.write("%d\n" % pid)
+            os.chmod(tmp, 0o666)
+            os.rename(tmp, holder_file)
+        except OSError as exc:
+            logger.warning("gpu-sim: cannot record the claim of GPU %d: %s", index, exc)
+    _ledger(path, {"time": time.time(), "event": "claim", "pid": pid, "port": port, "gpus": indices})
+    return indices
+
+
+def release_gpus(indices, port, env=None):
+    """Drop this process's claims (clean exit)."""
+    path = _claims_dir(env)
+    pid = os.getpid()
+    for index in indices:
+        holder_file = os.path.join(path, "gpu%d" % index)
+        try:
+            with open(holder_file) as handle:
+                if int(handle.read().strip() or 0) == pid:
+                    os.remove(holder_file)
+        except (OSError, ValueError):
+            pass
+    _ledger(path, {"time": time.time(), "event": "release", "pid": pid, "port": port, "gpus": list(indices)})

@@ -358,7 +358,8 @@ def test_pipeline_stages_may_cross_numa():
                [{"gpus": [2, 3], "tensor_parallel_size": 1, "pipeline_parallel_size": 2}])
     inst = out["instances"][0]
     assert inst["numa_node"] is None and inst["name"] == "nx-0"
-    assert inst["worst_link"] == "X"  # worst link inside its TP groups (single GPUs)
+    # TP groups of one GPU each: no link inside them (null, class 'self'), not topo -m's 'X'
+    assert (inst["worst_link"], inst["link_class"]) == (None, "self")
     assert inst["cpus"] == list(range(0, 64))
 
 
@@ -605,14 +606,15 @@ def t_block_worst(topo, block, tp):
     return best
 
 
-def brute_force(topo, c, util=0.9, allow_mig=False):
+def brute_force(topo, c, util=0.9, allow_mig=False, only=None):
     """(pp>1, gpus per replica, pp, -replicas, sorted worst-link ranks) minimum over all layouts, or None.
 
     Every set partition of the usable GPUs is a candidate; its blocks of the shape's size that obey
     the rules are the replicas. Shapes are visited in the order of the key's first three fields, so
     the first shape with any valid layout holds the optimum.
     """
-    usable = [g["index"] for g in topo["gpus"] if g["healthy"] and (allow_mig or g["mig_mode"] != "Enabled")]
+    usable = [g["index"] for g in topo["gpus"] if g["healthy"] and (allow_mig or g["mig_mode"] != "Enabled")
+              and (only is None or g["index"] in only)]
     mem = {g["index"]: g["memory_total_mib"] for g in topo["gpus"]}
     length = c["max_position_embeddings"]
     partitions = list(set_partitions(usable))
@@ -762,6 +764,7 @@ REAL_TOPOLOGIES = {
     "public/topo_13_h100_4gpu_nv6_numa_3175_strided_cpus.txt": 81920,  # H100 80GB
     "public/topo_15_8x4090_pcie_all_sys_tabs.txt": 24576,           # RTX 4090 24GB
     "h200_vm/topo_m.out": 143771,                                   # H200 (query_gpu.out)
+    "h200x2_nvlink/topo_m.out": 143771,                             # 2x H200 NV18 (query_gpu.out)
 }
 
 
@@ -846,3 +849,75 @@ def test_large_host_falls_back_to_greedy_and_says_so():
     check_rules(topo, cfg("Qwen2.5-32B-Instruct"), out)
     assert len(out["instances"]) == 4
     assert "chosen greedily" in out["explanation"]
+
+
+def test_real_h200x2_72b_takes_the_nv18_pair():
+    # h200x2_nvlink: two H200 (143771 MiB, query_gpu.out) joined by NV18, both NUMA 0. 72B at TP=1:
+    # 135.4 GiB weights + 10.0 GiB KV (80 layers x 8 KV heads x 128 x 2 x 2 B x 32768) + 1 > 126.4 GiB;
+    # TP=2: 67.7 + 5.0 + 1 = 73.7 GiB fits: one replica over the NVLink pair.
+    out = plan(real_topology("h200x2_nvlink/topo_m.out"), "Qwen2.5-72B-Instruct", "auto", host="h200x2")
+    assert [(i["name"], i["gpus"], i["tensor_parallel_size"], i["worst_link"], i["link_class"])
+            for i in out["instances"]] == [("n0-0", [0, 1], 2, "NV18", "nvlink")]
+
+
+def test_real_h200x2_7b_two_single_gpu_replicas_report_no_link():
+    out = plan(real_topology("h200x2_nvlink/topo_m.out"), "Qwen2.5-7B-Instruct", "auto", host="h200x2")
+    assert [(i["gpus"], i["worst_link"], i["link_class"]) for i in out["instances"]] == [
+        ([0], None, "self"), ([1], None, "self")]
+    assert " (X)" not in out["explanation"]
+
+
+# ---------------------------------------------------------------------------------------------
+# degraded layout: the best plan on at most N GPUs
+
+
+def brute_force_at_most(topo, c, max_gpus):
+    """Best brute-force key over every subset of max_gpus usable GPUs (or all, when fewer)."""
+    import itertools
+    usable = [g["index"] for g in topo["gpus"] if g["healthy"] and g["mig_mode"] != "Enabled"]
+    keys = [brute_force(topo, c, only=set(sub)) for sub in itertools.combinations(usable, min(max_gpus, len(usable)))]
+    keys = [k for k in keys if k is not None]
+    return min(keys) if keys else None
+
+
+DEGRADED_CASES = [("a100x6_2numa", m) for m in MODEL_NAMES] + [
+    ("a100x6_40gb", "Qwen2.5-32B-Instruct"), ("pcie5_gpu0_alone_24gb", "Qwen2.5-14B-Instruct"),
+    ("a100x6_gpu1_unhealthy", "Qwen2.5-7B-Instruct")]
+
+
+@pytest.mark.parametrize("profile,model", DEGRADED_CASES)
+def test_degraded_auto_matches_brute_force_on_at_most_four_gpus(profile, model):
+    topo = PROFILES[profile]()
+    c = cfg(model)
+    best = brute_force_at_most(topo, c, 4)
+    if best is None:
+        with pytest.raises(LayoutError):
+            plan_layout(topo, c, "auto", host=profile, model_name=model, max_gpus=4)
+        return
+    out = plan_layout(topo, c, "auto", host=profile, model_name=model, max_gpus=4)
+    check_rules(topo, c, out)
+    assert sum(len(i["gpus"]) for i in out["instances"]) <= 4
+    assert planner_key(topo, out) == best
+
+
+def test_degraded_7b_on_a100x6_is_four_single_gpus_lowest_first():
+    out = plan(a100x6(), "Qwen2.5-7B-Instruct", "auto", max_gpus=4)
+    assert [i["gpus"] for i in out["instances"]] == [[0], [1], [2], [3]]
+    assert out["gpus_unused"] == [4, 5]
+    assert out["explanation"].startswith("Best layout on at most 4 of the 6 usable GPUs")
+
+
+def test_degraded_32b_on_a100x6_40gb_keeps_both_nvlink_pairs():
+    out = plan(a100x6(mem=40960), "Qwen2.5-32B-Instruct", "auto", max_gpus=4)
+    assert [(i["gpus"], i["worst_link"]) for i in out["instances"]] == [([0, 1], "NV12"), ([4, 5], "NV12")]
+
+
+def test_degraded_72b_needs_more_than_two_gpus():
+    # 72B on 80 GB A100s needs 3 GPUs per replica (TP=1 x PP=3, see the brute-force guard): with at most
+    # 2 GPUs nothing fits, and the message says so.
+    msg = errmsg(a100x6(), "Qwen2.5-72B-Instruct", "auto", max_gpus=2)
+    assert "no layout of Qwen2.5-72B-Instruct fits on at most 2 of the 6 usable GPUs" in msg
+
+
+def test_max_gpus_must_be_positive():
+    assert "max_gpus must be a positive integer, got 0" in errmsg(a100x6(), "Qwen2.5-7B-Instruct", "auto", max_gpus=0)

@@ -185,3 +185,29 @@ def test_options_reach_the_planner(tmp_path):
     assert plan["instances"][0]["port"] == 9001 and plan["endpoint_port"] == 9000
     assert plan["model"]["max_model_len"] == 4096
     assert "at 0.50" in plan["explanation"]
+
+
+def test_degraded_layout_auto_on_at_most_four_gpus(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"),
+                         layout=[{"gpus": [0, 1]}, {"gpus": [4, 5]}], degraded_layout="auto")
+    assert rc == 0, res
+    plan = res["ansible_facts"]["vllm_layout"]
+    assert [i["gpus"] for i in plan["instances"]] == [[0, 1], [4, 5]]
+    degraded = plan["degraded"]
+    assert [(i["name"], i["gpus"], i["port"], i["worst_link"]) for i in degraded["instances"]] == [
+        ("n0-0", [0], 8101, None), ("n0-1", [1], 8102, None), ("n0-2", [2], 8103, None), ("n1-0", [3], 8104, None)]
+    assert degraded["gpus_unused"] == [4, 5]
+
+
+def test_no_degraded_layout_unless_asked(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"))
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["degraded"] is None
+
+
+def test_bad_degraded_layout_fails_and_says_which(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"),
+                         degraded_layout=[{"gpus": [0, 1, 2], "tensor_parallel_size": 3}])
+    assert rc == 1
+    assert res["msg"].startswith("degraded layout: host gpu-sim-a100x6: layout rejected")
+    assert "tensor_parallel_size 3 is invalid" in res["msg"]

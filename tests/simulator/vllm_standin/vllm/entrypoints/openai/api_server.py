@@ -558,7 +558,16 @@ def run_server(args):
                 cpu_list_text(_cpu_affinity()) or "unknown")
     engine_standin.check_devices(args, visible)
     engine_standin.check_kv_heads(args, config)
+    # the GPUs are held from model load to exit (simulator ledger, see engine_standin.claim_gpus)
+    claimed = engine_standin.claim_gpus(visible, args.port)
+    try:
+        return _load_and_serve(args, config, max_model_len, gpus, visible, token, temp_socket, stop, holder)
+    finally:
+        engine_standin.release_gpus(claimed, args.port)
 
+
+def _load_and_serve(args, config, max_model_len, gpus, visible, token, temp_socket, stop, holder):
+    tp, pp = args.tensor_parallel_size, args.pipeline_parallel_size
     try:
         delay = float(os.environ.get("GPU_SIM_VLLM_STARTUP_DELAY", "1"))
     except ValueError:

@@ -1,0 +1,251 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Raw host state of the vllm_server scenario (simulated a100x6_2numa host).
+
+Expected values come from the profile (GPUs 0-2 on NUMA node 0, 3-5 on NUMA node 1, NVLink pairs
+0-1, 2-3, 4-5) and the explicit layout in molecule.yml: TP=2 on [0, 1] and [4, 5], TP=1 on [2] and
+[3]; instances are named n<NUMA>-<k> and numbered from port 8001 by first GPU. The degraded
+layout is the planner's default (best layout on at most 4 GPUs): Qwen2.5-7B fits one GPU, so
+four TP=1 instances on the lowest GPUs 0-3, numbered from port 8101. Nothing here calls the collection's own code.
+"""
+import json
+import time
+
+import pytest
+
+MODEL = "Qwen/Qwen2.5-7B-Instruct"
+FULL = {
+    # name: (gpus, numa node, port, tensor parallel size)
+    "n0-0": ("0,1", 0, 8001, 2),
+    "n0-1": ("2", 0, 8002, 1),
+    "n1-0": ("3", 1, 8003, 1),
+    "n1-1": ("4,5", 1, 8004, 2),
+}
+DEGRADED = {
+    "n0-0": ("0", 0, 8101, 1),
+    "n0-1": ("1", 0, 8102, 1),
+    "n0-2": ("2", 0, 8103, 1),
+    "n1-0": ("3", 1, 8104, 1),
+}
+CLAIMS = "/dev/shm/gpu-sim-claims/claims.jsonl"
+
+
+def _quote(text):
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def _env_file(host, path):
+    content = host.file(path).content_string
+    return dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
+
+
+def _http(host, url, body=None, headers=None):
+    """One HTTP request from inside the host (python3 is there; curl is not)."""
+    script = r"""
+import json, sys, urllib.request, urllib.error
+url, body, headers = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if body:
+    headers["Content-Type"] = "application/json"
+req = urllib.request.Request(url, data=body.encode() if body else None, headers=headers)
+try:
+    resp = urllib.request.urlopen(req, timeout=30)
+    print(json.dumps({"status": resp.status, "headers": dict(resp.headers), "body": resp.read().decode()}))
+except urllib.error.HTTPError as exc:
+    print(json.dumps({"status": exc.code, "headers": dict(exc.headers), "body": exc.read().decode()}))
+except OSError as exc:
+    print(json.dumps({"status": 0, "headers": {}, "body": str(exc)}))
+"""
+    return json.loads(host.check_output("python3 -c %s %s %s %s" % (
+        _quote(script), _quote(url), _quote(body or ""), _quote(json.dumps(headers or {})))))
+
+
+def _completion(host, port=8000):
+    return _http(host, "http://127.0.0.1:%d/v1/completions" % port,
+                 json.dumps({"model": MODEL, "prompt": "hi", "max_tokens": 2}))
+
+
+def _show(host, unit, *props):
+    out = host.check_output("systemctl show %s %s" % (unit, " ".join("-p " + p for p in props)))
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def _claims(host):
+    return [json.loads(line) for line in host.file(CLAIMS).content_string.splitlines() if line.strip()]
+
+
+# --- units, environment files, binding, ports -------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_full_instance_env_file(host, name):
+    gpus, _node, port, tp = FULL[name]
+    f = host.file("/etc/vllm/%s.env" % name)
+    assert (f.user, f.group, f.mode) == ("root", "vllm", 0o640)
+    env = _env_file(host, "/etc/vllm/%s.env" % name)
+    assert env["CUDA_VISIBLE_DEVICES"] == gpus
+    assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
+    assert env["VLLM_PORT"] == str(port)
+    assert env["VLLM_TENSOR_PARALLEL_SIZE"] == str(tp)
+    assert "VLLM_API_KEY" not in env
+
+
+def test_only_planned_env_files(host):
+    full = host.check_output("ls /etc/vllm/*.env").split()
+    degraded = host.check_output("ls /etc/vllm/degraded/*.env").split()
+    assert sorted(full) == sorted("/etc/vllm/%s.env" % n for n in FULL)
+    assert sorted(degraded) == sorted("/etc/vllm/degraded/%s.env" % n for n in DEGRADED)
+    for name, (gpus, _node, port, _tp) in DEGRADED.items():
+        env = _env_file(host, "/etc/vllm/degraded/%s.env" % name)
+        assert (env["CUDA_VISIBLE_DEVICES"], env["VLLM_PORT"]) == (gpus, str(port))
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_full_instance_runs_with_its_arguments(host, name):
+    gpus, node, port, tp = FULL[name]
+    assert host.service("vllm@%s" % name).is_running
+    sock = host.socket("tcp://127.0.0.1:%d" % port)
+    assert sock.is_listening
+    assert not host.socket("tcp://0.0.0.0:%d" % port).is_listening
+    procs = [p for p in host.process.filter(user="vllm") if "--port %d " % port in p.args + " "]
+    assert procs, "no process of user vllm serves port %d" % port
+    assert "--tensor-parallel-size %d --pipeline-parallel-size 1" % tp in procs[0].args
+    info = json.loads(_http(host, "http://127.0.0.1:%d/gpu-sim/info" % port)["body"])
+    assert info["cuda_visible_devices"] == gpus
+
+
+def test_numactl_binding_of_the_tp2_instances(host):
+    """The simulator's numactl bridge records how each unit was started."""
+    calls = [json.loads(line)["argv"] for line in
+             host.file("/var/log/gpu-sim/numactl.jsonl").content_string.splitlines() if line.strip()]
+    for name in ("n0-0", "n1-1"):
+        _gpus, node, port, _tp = FULL[name]
+        wanted = ["--cpunodebind=%d" % node, "--membind=%d" % node]
+        assert any(c[1:3] == wanted and "--port" in c and c[c.index("--port") + 1] == str(port)
+                   and c[c.index("--tensor-parallel-size") + 1] == "2" for c in calls), name
+
+
+def test_targets(host):
+    full = host.file("/etc/systemd/system/vllm.target").content_string
+    degraded = host.file("/etc/systemd/system/vllm-degraded.target").content_string
+    assert sorted(line for line in full.splitlines() if line.startswith("Wants=")) == sorted(
+        "Wants=vllm@%s.service" % n for n in FULL)
+    assert "Conflicts=vllm.target" in degraded
+    assert host.service("vllm.target").is_enabled and host.service("vllm.target").is_running
+    assert not host.service("vllm-degraded.target").is_enabled
+    assert not host.service("vllm-degraded.target").is_running
+
+
+def test_unit_runs_as_service_user_sandboxed_with_gpus_visible(host):
+    props = _show(host, "vllm@n0-0.service", "User", "PrivateDevices", "ProtectSystem", "DevicePolicy",
+                  "NoNewPrivileges", "Restart", "PartOf", "Conflicts")
+    assert props["User"] == "vllm"
+    assert props["PrivateDevices"] == "no"
+    assert props["ProtectSystem"] == "strict"
+    assert props["DevicePolicy"] == "auto"  # no device allow-list by default: every device visible
+    assert props["NoNewPrivileges"] == "yes"
+    assert props["Restart"] == "on-failure"
+    assert props["PartOf"] == "vllm.target"
+    assert "vllm-degraded.target" in props["Conflicts"]
+    assert "--api-key" not in host.file("/etc/systemd/system/vllm@.service").content_string
+
+
+def test_systemd_analyze_security_exposure(host):
+    out = host.run("systemd-analyze security vllm@n0-0.service")
+    assert out.rc in (0, 1), out.stderr  # rc 1 only above a --threshold
+    line = [l for l in out.stdout.splitlines() if "Overall exposure level" in l][0]
+    score = float(line.split("level for vllm@n0-0.service:")[1].split()[0])
+    print("systemd-analyze security vllm@n0-0.service: %s" % line.strip())
+    assert score <= 4.5, line
+
+
+# --- endpoint --------------------------------------------------------------------------------
+
+def test_endpoint_balances_over_every_instance(host):
+    seen = set()
+    for _attempt in range(24):
+        resp = _completion(host)
+        assert resp["status"] == 200, resp
+        seen.add(int(resp["headers"]["X-GPU-Sim-Instance"]))
+        if seen == set(p for _g, _n, p, _t in FULL.values()):
+            break
+    assert seen == set(p for _g, _n, p, _t in FULL.values())
+
+
+def test_endpoint_streams_unbuffered(host):
+    """Chunks of a stream must arrive separately through nginx, not in one burst at the end."""
+    script = r"""
+import json, socket, time
+body = json.dumps({"model": "%s", "prompt": "hi", "max_tokens": 6, "stream": True}).encode()
+s = socket.create_connection(("127.0.0.1", 8000))
+s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+t0 = time.time(); times = []; buf = b""
+while True:
+    d = s.recv(65536)
+    if not d: break
+    n = d.count(b"data: ")
+    times += [time.time() - t0] * n
+    buf += d
+print(json.dumps({"times": times, "done": b"data: [DONE]" in buf}))
+""" % MODEL
+    result = json.loads(host.check_output("python3 -c %s" % _quote(script)))
+    assert result["done"]
+    assert len(result["times"]) >= 4
+    assert len(set(round(t, 2) for t in result["times"])) >= 3, result["times"]
+
+
+def test_metrics_and_instance_ports_not_public(host):
+    conf = host.file("/etc/nginx/conf.d/gpu-fleet-vllm.conf").content_string
+    assert "deny all;" in conf and "allow 127.0.0.1;" in conf
+    ip = host.check_output("hostname -I").split()[0]
+    assert _http(host, "http://%s:8000/metrics" % ip)["status"] == 403
+    assert _http(host, "http://127.0.0.1:8000/metrics")["status"] == 200
+    assert _http(host, "http://%s:8001/health" % ip)["status"] == 0  # instance ports: loopback only
+
+
+# --- layout change, rollback, restart ---------------------------------------------------------
+
+def test_no_gpu_was_ever_held_by_two_servers(host):
+    """The stand-in's claim ledger covers the whole scenario: the auto layout, the change to the
+    explicit layout, the switch to the degraded layout and back. No claim may find its GPU still
+    held by a live server."""
+    events = _claims(host)
+    claims = [e for e in events if e["event"] == "claim"]
+    # auto (6) + explicit (4) + degraded (4) + explicit again (4), at least
+    assert len(claims) >= 18, claims
+    assert [e for e in events if e["event"] == "conflict"] == []
+
+
+def test_rollback_switch_served_the_degraded_layout(host):
+    record = json.loads(host.file("/root/i6-rollback.json").content_string)
+    print("rollback switch (playbooks/rollback.yml, wall time on the host): %.1f s" % record["switch_seconds"])
+    assert record["answer_devices"] in [g for g, _n, _p, _t in DEGRADED.values()]
+    journal = host.check_output("journalctl --no-pager -o cat -u 'vllm-degraded@*'")
+    for name in DEGRADED:
+        assert "Started vLLM server instance %s (degraded layout)" % name in journal
+
+
+def test_kill_9_instance_restarts_while_endpoint_answers(host):
+    before = _show(host, "vllm@n0-1.service", "MainPID", "NRestarts")
+    pid = int(before["MainPID"])
+    assert pid > 0
+    host.check_output("kill -9 %d" % pid)
+    statuses = []
+    deadline = time.time() + 120
+    restarted = False
+    while time.time() < deadline:
+        statuses.append(_completion(host)["status"])
+        now = _show(host, "vllm@n0-1.service", "MainPID", "NRestarts", "ActiveState")
+        if int(now["NRestarts"]) > int(before["NRestarts"]) and now["ActiveState"] == "active" \
+                and _http(host, "http://127.0.0.1:8002/health")["status"] == 200:
+            restarted = True
+            break
+        time.sleep(1)
+    assert restarted, "vllm@n0-1 not restarted after kill -9"
+    after = _show(host, "vllm@n0-1.service", "MainPID", "NRestarts")
+    assert int(after["MainPID"]) != pid
+    # one restart: the port wait (ExecStartPre) outlasts the killed server's TIME_WAIT connections,
+    # so vLLM 0.6.3's plain bind() does not fail into more restarts (or start-limit-hit)
+    assert int(after["NRestarts"]) == int(before["NRestarts"]) + 1
+    assert statuses and all(s == 200 for s in statuses), statuses
+    assert [e for e in _claims(host) if e["event"] == "conflict"] == []

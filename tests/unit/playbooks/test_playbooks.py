@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Rollout keywords of the playbooks, read from the YAML (the molecule scenarios run them)."""
+import os
+
+import yaml
+
+PLAYBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "playbooks")
+
+
+def _plays(name):
+    with open(os.path.join(PLAYBOOKS, name)) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_site_serves_in_batches_of_25_percent_by_default():
+    serving = [p for p in _plays("site.yml") if p.get("roles")][0]
+    assert serving["hosts"] == "gpu_hosts"
+    assert serving["serial"] == "{{ gpu_fleet_serial | default('25%') }}"
+    assert serving["max_fail_percentage"] == "{{ gpu_fleet_max_fail_percentage | default(0) }}"
+    # the readiness gate is part of vllm_server, the last role of the batch
+    assert serving["roles"][-1]["role"] == "gpu_fleet.vllm_serving.vllm_server"
+
+
+def test_site_plans_every_host_before_any_batch_changes_one():
+    first = _plays("site.yml")[0]
+    assert "serial" not in first
+    assert any(t.get("ansible.builtin.import_role", {}).get("tasks_from") == "plan" for t in first["tasks"])
+
+
+def test_rollback_plans_then_switches_to_degraded_by_default():
+    play = _plays("rollback.yml")[0]
+    assert play["vars"]["vllm_server_active_layout"] == "{{ gpu_fleet_rollback_to | default('degraded') }}"
+    steps = [t["ansible.builtin.import_role"].get("tasks_from", "main") for t in play["tasks"]]
+    assert steps == ["main", "plan", "switch"]
