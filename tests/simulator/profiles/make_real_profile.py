@@ -48,6 +48,16 @@ PROFILES = {
                        "numa_node -1 (topo -m's NUMA Affinity 0 decides). All nvidia-smi outputs are the real "
                        "capture, byte for byte.",
     },
+    "h200x4_nvswitch": {
+        "capture": "h200x4_nvswitch",
+        "pci": "pci_devices.out",
+        "source": "tests/fixtures/real/h200x4_nvswitch (captured 2026-11-29 on a real 4x NVIDIA H200 VM: Ubuntu "
+                  "24.04, driver 580.159.04, CUDA 13.0, by tests/hardware/run_on_device.sh); built by "
+                  "tests/simulator/profiles/make_real_profile.py",
+        "description": "Four NVIDIA H200 (143771 MiB each), every pair NV18 (all-to-all, NVSwitch fabric), PHB in "
+                       "the PCIe-only view (topo -mp); one NUMA node with CPUs 0-63; GPU sysfs numa_node -1. All "
+                       "nvidia-smi outputs are the real capture, byte for byte.",
+    },
 }
 
 # files replayed by the standard commands of the simulated nvidia-smi (same names in the profile)

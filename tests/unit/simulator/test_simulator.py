@@ -326,3 +326,11 @@ def test_h200x2_sysfs_from_the_capture():
     assert read(os.path.join(node, "node0", "cpulist")) == b"0-31\n"
     # numactl_H.out: node 0 size 4699 MB
     assert read(os.path.join(node, "node0", "meminfo")).startswith(b"Node 0 MemTotal:        %d kB\n" % (4699 * 1024))
+
+
+@pytest.mark.parametrize("args, name", [(["topo", "-m"], "topo_m.out"), (["topo", "-mp"], "topo_mp.out"),
+                                        (["nvlink", "-s"], "nvlink_s.out"), (["-q", "-x"], "q_x.out")])
+def test_nvsmi_replays_the_h200x4_capture(args, name):
+    res = run(NVSMI, args, os.path.join(PROFILES, "h200x4_nvswitch"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == read(os.path.join(REPO, "tests", "fixtures", "real", "h200x4_nvswitch", name))
