@@ -59,7 +59,7 @@ def test_nvlink_s_four_gpus_18_active_links_each():
     assert [g["index"] for g in status["gpus"]] == [0, 1, 2, 3]
     for gpu in status["gpus"]:
         assert len(gpu["nvlinks"]) == 18
-        assert {(l["state"], l["speed_gbps"]) for l in gpu["nvlinks"]} == {("active", 26.562)}
+        assert {(link["state"], link["speed_gbps"]) for link in gpu["nvlinks"]} == {("active", 26.562)}
 
 
 def test_merged_facts_one_island_one_numa_node():
