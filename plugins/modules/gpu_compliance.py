@@ -272,22 +272,16 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout imp
     plan_layout,
 )
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    COMMANDS,
     TopologyParseError,
     build_gpu_topology,
-    detect_smi_failure,
     unavailable_topology,
+)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_gather import (
+    read_text,
+    run_nvidia_smi,
 )
 
 ENV = {"LC_ALL": "C"}
-
-
-def _read(path):
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
 
 
 class Gatherer(object):
@@ -306,12 +300,7 @@ class Gatherer(object):
         smi = params["nvidia_smi_path"] or self.module.get_bin_path("nvidia-smi")
         if not smi or not os.access(smi, os.X_OK):
             return unavailable_topology("nvidia-smi not found (%s)" % (smi or "PATH"))
-        results = {}
-        for key in ("qx", "topo", "nvlink"):
-            rc, out, err = self.run([smi] + COMMANDS[key])
-            results[key] = {"rc": rc, "stdout": out, "stderr": err}
-            if detect_smi_failure(out + "\n" + err):
-                break
+        results = run_nvidia_smi(self.run, smi)
         try:
             return build_gpu_topology(results, None)
         except TopologyParseError as exc:
@@ -373,7 +362,7 @@ class Gatherer(object):
                     return out, "dmesg", None
                 errors.append("dmesg: %s" % (err.strip() or "rc %d" % rc))
             else:
-                text = _read(params["kernel_log_path"])
+                text = read_text(params["kernel_log_path"])
                 if text is not None:
                     return text, params["kernel_log_path"], None
                 errors.append("%s: not readable" % params["kernel_log_path"])
@@ -382,7 +371,7 @@ class Gatherer(object):
     def instances(self):
         files = {}
         for path in sorted(glob.glob(os.path.join(self.module.params["config_dir"], "*.env"))):
-            text = _read(path)
+            text = read_text(path)
             if text is not None:
                 files[os.path.basename(path)[:-4]] = text
         return checks.instances_from_env(files)
@@ -403,7 +392,7 @@ def _layout(module, host, topology):
     params = module.params
     config = None
     if params["model_path"]:
-        text = _read(os.path.join(params["model_path"], "config.json"))
+        text = read_text(os.path.join(params["model_path"], "config.json"))
         if text is not None:
             try:
                 config = json.loads(text)
@@ -519,7 +508,7 @@ def main():
         findings += checks.check_packages(host, p["packages"], installed, holds, deployed)
 
         report = None
-        raw = _read(p["host_tuning_report"])
+        raw = read_text(p["host_tuning_report"])
         if raw is not None:
             try:
                 report = json.loads(raw)
@@ -530,12 +519,12 @@ def main():
                     "Re-run site.yml --tags host_tuning to rewrite it."))
         live = {}
         for key in ((report or {}).get("sysctl_applied") or {}):
-            value = _read(os.path.join("/proc/sys", key.replace(".", "/")))
+            value = read_text(os.path.join("/proc/sys", key.replace(".", "/")))
             live[key] = value.strip() if value is not None else None
         findings += checks.check_sysctl(host, report, live)
         governors = {}
         for path in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"):
-            value = _read(path)
+            value = read_text(path)
             if value is not None:
                 governors[path.split("/")[5]] = value.strip()
         findings += checks.check_governor(host, report, governors)

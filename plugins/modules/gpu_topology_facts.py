@@ -444,7 +444,6 @@ ansible_facts:
           sample: ["GPU 3: 2 of 6 NVLinks inactive (link 3, 5)"]
 """
 
-import glob
 import os
 import socket
 
@@ -454,44 +453,13 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology i
     COMMANDS,
     TopologyParseError,
     build_gpu_topology,
-    detect_smi_failure,
     pci_bus_ids,
-    sysfs_bus_id,
     unavailable_topology,
 )
-
-
-def _read(path):
-    try:
-        with open(path, "r") as handle:
-            return handle.read()
-    except (IOError, OSError, UnicodeDecodeError):
-        return None
-
-
-def read_sysfs(sysfs_root, bus_ids):
-    """Read the sysfs values build_gpu_topology needs (raw text; parsing is done there)."""
-    pci = {}
-    for bus in bus_ids:
-        try:
-            name = sysfs_bus_id(bus)
-        except ValueError:
-            continue
-        device = os.path.join(sysfs_root, "bus", "pci", "devices", name)
-        if not os.path.isdir(device):
-            continue
-        pci[name] = {
-            "numa_node": _read(os.path.join(device, "numa_node")),
-            "local_cpulist": _read(os.path.join(device, "local_cpulist")),
-        }
-    nodes = {}
-    for path in glob.glob(os.path.join(sysfs_root, "devices", "system", "node", "node*")):
-        suffix = os.path.basename(path)[len("node"):]
-        if suffix.isdigit():
-            text = _read(os.path.join(path, "cpulist"))
-            if text is not None:
-                nodes[int(suffix)] = text
-    return {"pci": pci, "nodes": nodes}
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_gather import (
+    read_sysfs,
+    run_nvidia_smi,
+)
 
 
 def main():
@@ -524,14 +492,8 @@ def main():
     results = {}
     last = {}
     try:
-        for key in ("qx", "topo", "nvlink"):
-            rc, out, err = module.run_command([smi] + COMMANDS[key],
-                                              environ_update={"LC_ALL": "C"})
-            results[key] = {"rc": rc, "stdout": out, "stderr": err}
-            last = results[key]
-            # A host-level failure (NVML, driver, no devices) answers the same for every call.
-            if detect_smi_failure(out + "\n" + err):
-                break
+        results = run_nvidia_smi(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), smi)
+        last = results[list(results)[-1]]
         sysfs = read_sysfs(sysfs_root, pci_bus_ids(results))
         facts = build_gpu_topology(results, sysfs)
     except TopologyParseError as exc:

@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reading what build_gpu_topology needs from a host: the nvidia-smi calls and the sysfs files.
+
+Shared by gpu_topology_facts and gpu_compliance (which gathers the topology itself when it is not
+given one), so both read the same outputs the same way. No Ansible imports: ``run`` is the
+caller's ``module.run_command``-like function ``run(argv) -> (rc, stdout, stderr)``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import glob
+import os
+
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
+    COMMANDS,
+    detect_smi_failure,
+    sysfs_bus_id,
+)
+
+
+def read_text(path):
+    """The file's text, or None when it cannot be read."""
+    try:
+        with open(path, "r") as handle:
+            return handle.read()
+    except (IOError, OSError, UnicodeDecodeError):
+        return None
+
+
+def run_nvidia_smi(run, smi):
+    """Run the (at most three) nvidia-smi calls, in order ``qx``, ``topo``, ``nvlink``.
+
+    Returns ``{key: {"rc", "stdout", "stderr"}}``; stops after the first call whose output is a
+    host-level failure (NVML, driver, no devices), which every later call would repeat.
+    """
+    results = {}
+    for key in ("qx", "topo", "nvlink"):
+        rc, out, err = run([smi] + COMMANDS[key])
+        results[key] = {"rc": rc, "stdout": out, "stderr": err}
+        if detect_smi_failure(out + "\n" + err):
+            break
+    return results
+
+
+def read_sysfs(sysfs_root, bus_ids):
+    """Read the sysfs values build_gpu_topology needs (raw text; parsing is done there)."""
+    pci = {}
+    for bus in bus_ids:
+        try:
+            name = sysfs_bus_id(bus)
+        except ValueError:
+            continue
+        device = os.path.join(sysfs_root, "bus", "pci", "devices", name)
+        if not os.path.isdir(device):
+            continue
+        pci[name] = {
+            "numa_node": read_text(os.path.join(device, "numa_node")),
+            "local_cpulist": read_text(os.path.join(device, "local_cpulist")),
+        }
+    nodes = {}
+    for path in glob.glob(os.path.join(sysfs_root, "devices", "system", "node", "node*")):
+        suffix = os.path.basename(path)[len("node"):]
+        if suffix.isdigit():
+            text = read_text(os.path.join(path, "cpulist"))
+            if text is not None:
+                nodes[int(suffix)] = text
+    return {"pci": pci, "nodes": nodes}
