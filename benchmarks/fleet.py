@@ -14,7 +14,10 @@
 
 The hosts are podman containers named gpu-bench-NN (never the demo's or molecule's), started by
 tests/simulator/hosts.sh with this script's own inventory, and removed at the end (--keep leaves
-them). Run from the repository root after `make sim`:
+them). By default the timed runs reach them over SSH (GPU_SIM_SSH=1 gives each container sshd and
+a key; ansible.cfg's pipelining and ControlPersist apply), as a real fleet is reached;
+--connection podman times the `podman exec` connection molecule uses instead (no pipelining:
+about three `podman exec` per task). Run from the repository root after `make sim`:
 
     .venv/bin/python benchmarks/fleet.py converge
     .venv/bin/python benchmarks/fleet.py fleet --sizes 1,4,8 [--playbook playbooks/preflight.yml] [--repeat 3]
@@ -71,9 +74,44 @@ def write_inventory(hosts, profile):
     return os.path.join(inv, "hosts.yml")
 
 
-def hosts_sh(action, hosts):
+def hosts_sh(action, hosts, ssh=False):
+    e = env()
+    if ssh:
+        e["GPU_SIM_SSH"] = "1"
     subprocess.run(["bash", os.path.join(REPO, "tests", "simulator", "hosts.sh"), action] + hosts,
-                   cwd=REPO, env=env(), check=True, stdout=subprocess.DEVNULL)
+                   cwd=REPO, env=e, check=True, stdout=subprocess.DEVNULL)
+
+
+def ssh_inventory(hosts, profile):
+    """The same hosts reached over SSH (their podman network address), as a fleet is reached."""
+    key = os.path.join(REPO, ".build", "sim-ssh", "id_ed25519")
+    lines = ["# written by benchmarks/fleet.py: the simulated hosts over SSH (pipelining from ansible.cfg)",
+             "all:", "  children:", "    gpu_hosts:", "      hosts:"]
+    for h in hosts:
+        addr = subprocess.run(["podman", "container", "inspect", "--format", "{{.NetworkSettings.IPAddress}}", h],
+                              env=env(), check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout.strip()
+        lines += ["        %s:" % h, "          ansible_host: %s" % addr]
+    lines += ["      vars:",
+              "        ansible_connection: ansible.builtin.ssh",
+              "        ansible_user: root",
+              "        ansible_ssh_private_key_file: %s" % key,
+              # throw-away containers whose host keys are new on every start
+              "        ansible_ssh_common_args: -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+              "        ansible_python_interpreter: /usr/bin/python3",
+              "        gpu_sim_profile: %s" % profile, ""]
+    path = os.path.join(BENCH, "inventory", "hosts-ssh.yml")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines))
+    return path
+
+
+def bring_up(hosts, opts):
+    """Fresh hosts, planted over podman; the inventory the timed runs use (ssh or podman)."""
+    inventory = write_inventory(hosts, opts.profile)
+    ssh = opts.connection == "ssh"
+    hosts_sh("down", hosts)
+    hosts_sh("up", hosts, ssh=ssh)
+    return ssh_inventory(hosts, opts.profile) if ssh else inventory
 
 
 def playbook(inventory, path, limit=None, extra=None):
@@ -85,6 +123,10 @@ def playbook(inventory, path, limit=None, extra=None):
     res = subprocess.run(cmd, cwd=REPO, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          universal_newlines=True, check=False)
     wall = time.monotonic() - start
+    # The whole output of the latest run of each playbook, for profile_tasks reading.
+    os.makedirs(BENCH, exist_ok=True)
+    with open(os.path.join(BENCH, "last-%s.log" % os.path.basename(path)), "a") as fh:
+        fh.write(res.stdout)
     recap = {m.group("host"): {k: int(v) for k, v in m.groupdict().items() if k != "host"}
              for m in RECAP.finditer(res.stdout)}
     return {"rc": res.returncode, "wall_s": round(wall, 1), "recap": recap, "tail": res.stdout[-3000:]}
@@ -100,9 +142,7 @@ def summarize(run):
 
 def converge(opts):
     hosts = names(1)
-    inventory = write_inventory(hosts, opts.profile)
-    hosts_sh("down", hosts)
-    hosts_sh("up", hosts)
+    inventory = bring_up(hosts, opts)
     try:
         first = playbook(inventory, os.path.join(REPO, "site.yml"))
         second = playbook(inventory, os.path.join(REPO, "site.yml"))
@@ -111,6 +151,7 @@ def converge(opts):
             hosts_sh("down", hosts)
     a, b = summarize(first), summarize(second)
     report = {"benchmark": "site.yml converge, 1 simulated host (%s)" % opts.profile,
+              "connection": opts.connection,
               "first_run": a, "rerun": b,
               "rerun_to_first_ratio": round(b["wall_s"] / a["wall_s"], 3) if a["wall_s"] else None,
               "targets": {"rerun_changed_0": b["changed"] == 0,
@@ -124,9 +165,7 @@ def converge(opts):
 def fleet(opts):
     sizes = sorted(int(s) for s in opts.sizes.split(","))
     hosts = names(max(sizes))
-    inventory = write_inventory(hosts, opts.profile)
-    hosts_sh("down", hosts)
-    hosts_sh("up", hosts)
+    inventory = bring_up(hosts, opts)
     rows = []
     try:
         if opts.converge_first:
@@ -147,6 +186,7 @@ def fleet(opts):
     for row in rows:
         row["ratio_to_%d_host" % sizes[0]] = round(row["median_s"] / base, 2) if base else None
     print(json.dumps({"benchmark": "%s over simulated hosts (%s)" % (opts.playbook, opts.profile),
+                      "connection": opts.connection,
                       "converged_first": opts.converge_first, "repeat": opts.repeat, "rows": rows,
                       "largest_to_smallest": rows[-1]["ratio_to_%d_host" % sizes[0]]}, indent=2))
     return 0
@@ -160,6 +200,10 @@ def main():
     for p in (c, f):
         p.add_argument("--profile", default="a100x6_2numa")
         p.add_argument("--keep", action="store_true", help="leave the gpu-bench-NN containers running")
+        p.add_argument("--connection", choices=("ssh", "podman"), default="ssh",
+                       help="how the timed runs reach the hosts: ssh (sshd in each container, pipelining and "
+                            "ControlPersist from ansible.cfg, as a fleet is reached; default) or podman "
+                            "(podman exec per command, no pipelining: what molecule uses)")
     f.add_argument("--sizes", default="1,4,8")
     f.add_argument("--playbook", default="playbooks/preflight.yml")
     f.add_argument("--repeat", type=int, default=3)

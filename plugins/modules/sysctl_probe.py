@@ -39,6 +39,15 @@ options:
       - Directory holding the sysctl tree. Only tests change it.
     type: path
     default: /proc/sys
+  persisted_file:
+    description:
+      - A sysctl.d(5) file to read as well (for example the role's drop-in); its keys and values are
+        returned in RV(persisted), so that a caller can tell which keys a file holds without one
+        round trip per key. A missing file reads as empty.
+      - Syntax per sysctl.d(5) - C(key = value) lines, C(#) and C(;) comments, an optional leading
+        C(-) (ignore errors) that is not part of the key, C(/) or C(.) as separators (returned with dots).
+    type: path
+    version_added: 0.2.0
 notes:
   - Supports check mode.
   - Key to path mapping follows sysctl(8) - dots separate directories; a key given with slashes is
@@ -85,6 +94,13 @@ probes:
     reason:
       description: Why the key is not settable (quotes the error); null when settable.
       type: str
+persisted:
+  description: Keys and values found in O(persisted_file), keys in dotted form; empty when the file
+    is missing. The last line for a key wins, as with C(sysctl -p).
+  returned: when O(persisted_file) is set
+  type: dict
+  sample:
+    vm.swappiness: "10"
 """
 
 import errno
@@ -151,11 +167,28 @@ def probe_key(proc_root, key, check_mode):
     return result
 
 
+def parse_sysctl_file(text):
+    """Key -> value of a sysctl.d(5) file (dotted keys; the last assignment of a key wins)."""
+    found = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line[0] in "#;" or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        key = key.strip().lstrip("-").strip()
+        if "/" in key:
+            key = key.strip("/").replace("/", ".")
+        if key:
+            found[key] = value.strip()
+    return found
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
             keys=dict(type="list", elements="str", required=True, no_log=False),
             proc_root=dict(type="path", default="/proc/sys"),
+            persisted_file=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -165,7 +198,19 @@ def main():
         if not key:
             module.fail_json(msg="sysctl_probe: empty key in keys; remove it or give a key such as vm.swappiness")
         keys[key] = probe_key(module.params["proc_root"], key, module.check_mode)
-    module.exit_json(changed=False, probes=keys)
+    result = dict(changed=False, probes=keys)
+    if module.params["persisted_file"]:
+        path = module.params["persisted_file"]
+        try:
+            with open(path, "r") as handle:
+                result["persisted"] = parse_sysctl_file(handle.read())
+        except (IOError, OSError) as exc:
+            if exc.errno != errno.ENOENT:
+                module.fail_json(msg="sysctl_probe: cannot read persisted_file %s: %s; fix its permissions "
+                                     "or point persisted_file at a readable sysctl.d file" % (path, exc),
+                                 rc=None, stdout="", stderr=str(exc))
+            result["persisted"] = {}
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

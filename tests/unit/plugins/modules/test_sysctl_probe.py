@@ -82,3 +82,45 @@ def test_keys_leaving_proc_root_are_invalid_and_never_written(tmp_path):
             assert res["probes"][key]["settable"] is False, (key, res["probes"][key])
             assert res["probes"][key]["reason"].startswith("invalid: "), (key, res["probes"][key])
     assert outside.read_text() == "precious\n"
+
+
+def run_with_file(tmp_path, proc_root, persisted_file):
+    path = tmp_path / "args-file.json"
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
+        "keys": ["vm.swappiness"], "proc_root": str(proc_root), "persisted_file": str(persisted_file)}}))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_persisted_file_keys_are_read_in_sysctl_d_syntax(tmp_path):
+    proc, dummy = plant(tmp_path)
+    dropin = tmp_path / "90-gpu-fleet.conf"
+    # The header ansible.posix.sysctl leaves alone, its key=value lines, and sysctl.d(5) forms:
+    # spaces around '=', '-' prefix, slash separators, ';' comments, a repeated key (last wins).
+    dropin.write_text("# Managed by gpu_fleet.vllm_serving.host_tuning.\n"
+                      "vm.swappiness=10\n"
+                      "; net.core.rmem_max=1\n"
+                      " -kernel.numa_balancing = 0\n"
+                      "net/core/somaxconn = 4096\n"
+                      "vm.swappiness = 1\n"
+                      "not a setting\n")
+    rc, res = run_with_file(tmp_path, proc, dropin)
+    assert rc == 0 and res["changed"] is False
+    assert res["persisted"] == {"vm.swappiness": "1", "kernel.numa_balancing": "0", "net.core.somaxconn": "4096"}
+
+
+def test_missing_persisted_file_reads_as_empty(tmp_path):
+    proc, dummy = plant(tmp_path)
+    rc, res = run_with_file(tmp_path, proc, tmp_path / "absent.conf")
+    assert rc == 0 and res["persisted"] == {}
+
+
+def test_unreadable_persisted_file_fails_cleanly(tmp_path):
+    proc, dummy = plant(tmp_path)
+    rc, res = run_with_file(tmp_path, proc, tmp_path)  # a directory: EISDIR
+    assert rc == 1 and res["failed"] is True
+    assert str(tmp_path) in res["msg"] and "persisted_file" in res["msg"]
