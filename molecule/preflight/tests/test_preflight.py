@@ -152,8 +152,8 @@ def test_fault_hold_released(tmp_path, host):
 def test_raw_instances_load_the_pinned_nccl(host):
     # independent of the catalog: the env file names the system library, which is the pinned build
     for name in sorted(INSTANCES):
-        assert "VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2\n" in \
-            host.file("/etc/vllm/%s.env" % name).content_string
+        assert "VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2" in \
+            host.file("/etc/vllm/%s.env" % name).content_string.splitlines()
     assert "NCCL version 2.14.3+cuda11.7" in host.check_output(
         "grep -a -o 'NCCL version [0-9.]*+cuda[0-9.]*' $(readlink -f /usr/lib/x86_64-linux-gnu/libnccl.so.2)")
 
