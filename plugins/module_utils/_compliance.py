@@ -564,7 +564,10 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
         subject = "vllm@%s" % name
         so_path = inst.get("nccl_so_path")
         record = inst.get("effective")
-        origin = "VLLM_NCCL_SO_PATH=%s" % so_path if so_path else             "torch's bundled NCCL%s (VLLM_NCCL_SO_PATH unset)" % (" in %s" % venv if venv else "")
+        if so_path:
+            origin = "VLLM_NCCL_SO_PATH=%s" % so_path
+        else:
+            origin = "torch's bundled NCCL%s (VLLM_NCCL_SO_PATH unset)" % (" in %s" % venv if venv else "")
         if not record:
             out.append(finding("nccl_effective", "fail", host, expected,
                                "%s: no libnccl.so.2 found" % origin, fix, subject))

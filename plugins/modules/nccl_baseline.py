@@ -50,8 +50,8 @@ options:
     default: 0
   environment:
     description:
-      - Extra environment for the benchmark, for example C({NCCL_NVLS_ENABLE: "0"}) or C(NCCL_DEBUG).
-        C(LC_ALL=C) is always set.
+      - Extra environment for the benchmark, name to value, for example C(NCCL_NVLS_ENABLE) set to C(0)
+        or C(NCCL_DEBUG) set to C(WARN). C(LC_ALL=C) is always set.
     type: dict
     default: {}
   baseline_path:
@@ -351,8 +351,8 @@ def main():
     if dropped:
         message = "%s: %s bandwidth drop: %s (limit %g%%, baseline of %s in %s)" % (
             host, os.path.basename(resolved),
-            "; ".join("%s %s is %.1f%% below the baseline %s" % (names[f["metric"]], _fmt(f["current"]),
-                                                                  f["drop_percent"], _fmt(f["baseline"]))
+            "; ".join("%s %s is %.1f%% below the baseline %s"
+                      % (names[f["metric"]], _fmt(f["current"]), f["drop_percent"], _fmt(f["baseline"]))
                       for f in dropped),
             p["max_drop_percent"], baseline.get("recorded", "?"), p["baseline_path"])
     else:

@@ -39,8 +39,8 @@ def with_instances(**so_paths):
     facts = real_facts()
     for name, so_path in so_paths.items():
         effective = dict(facts["system"], path=so_path) if so_path else facts["venvs"][VENV]
-        facts["instances"]["/etc/vllm/%s.env" % name] = {"nccl_so_path": so_path, "effective": effective,
-                                                          "uses_pinned": bool(so_path)}
+        facts["instances"]["/etc/vllm/%s.env" % name] = {
+            "nccl_so_path": so_path, "effective": effective, "uses_pinned": bool(so_path)}
     return facts
 
 
