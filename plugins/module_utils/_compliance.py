@@ -44,6 +44,7 @@ __all__ = [
     "check_kernel_log",
     "check_layout",
     "check_packages",
+    "check_nccl_effective",
     "check_sysctl",
     "check_governor",
     "check_housekeeping",
@@ -63,6 +64,7 @@ CHECKS = {
     "kernel_log": "no Xid events or GPUs fallen off the bus in the kernel log",
     "layout": "the planned vLLM layout is valid for this host",
     "packages": "pinned CUDA/NCCL packages installed at their versions and held",
+    "nccl_effective": "every vLLM instance loads the pinned NCCL (VLLM_NCCL_SO_PATH or torch's bundled one)",
     "sysctl": "sysctl values as tuned by host_tuning (or reported not applicable)",
     "governor": "CPU frequency governor as tuned (or reported not applicable)",
     "logrotate": "logrotate installed with the vLLM log stanza",
@@ -518,6 +520,75 @@ def check_packages(host, wanted, installed, holds, deployed=True):
             out.append(finding("packages", "pass", host, expected,
                                "%s installed, held" % have if holds is not None else
                                "%s installed (holds unknown)" % have, subject=name))
+    return out
+
+
+def _nccl_label(record):
+    version = record.get("version") or "unknown version"
+    return "NCCL %s%s" % (version, ("+cuda%s" % record["cuda"]) if record.get("cuda") else "")
+
+
+def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None, deployed=True):
+    """Which NCCL each deployed vLLM instance loads, against the pin (``cuda_stack_nccl_version``).
+
+    ``nccl``: the ``nccl`` facts of nccl_facts (``instances`` keyed by environment file, each with
+    ``nccl_so_path`` and ``effective``; ``system``), or None when they could not be read (no
+    ldconfig). ``pinned_cuda``: the ``+cudaX.Y`` of the pinned build, checked when both sides
+    know it. ``venv``: the vLLM virtualenv whose torch-bundled NCCL an instance without
+    ``VLLM_NCCL_SO_PATH`` loads (for the messages).
+    """
+    expected = "NCCL %s%s" % (pinned_version, ("+cuda%s" % pinned_cuda) if pinned_cuda else "")
+    if not pinned_version:
+        return [_na("nccl_effective", host, "pinned NCCL", "no pinned NCCL version given")]
+    if not deployed:
+        return [_na("nccl_effective", host, expected, "not deployed (vLLM not installed yet)")]
+    if nccl is None:
+        return [_na("nccl_effective", host, expected, "NCCL libraries not readable here (no ldconfig)")]
+    instances = nccl.get("instances") or {}
+    if not instances:
+        return [_na("nccl_effective", host, expected, "not deployed (no vLLM instance environment files)")]
+    system = nccl.get("system") or {}
+    system_ok = system.get("version") == pinned_version and (
+        not pinned_cuda or not system.get("cuda") or system.get("cuda") == pinned_cuda)
+    if system_ok:
+        fix = ("Set vllm_server_nccl_so_path: %s (the pinned system library, %s) and re-run site.yml --tags "
+               "vllm_server, so vLLM gets it through VLLM_NCCL_SO_PATH." % (system.get("path"), _nccl_label(system)))
+    else:
+        fix = ("Re-run site.yml --tags cuda_stack to install the pinned NCCL %s (the system library is %s), then "
+               "set vllm_server_nccl_so_path to it and re-run site.yml --tags vllm_server."
+               % (pinned_version, _nccl_label(system) if system else "absent"))
+    out = []
+    for path, inst in sorted(instances.items()):
+        name = path.rsplit("/", 1)[-1]
+        name = name[:-4] if name.endswith(".env") else name
+        subject = "vllm@%s" % name
+        so_path = inst.get("nccl_so_path")
+        record = inst.get("effective")
+        if so_path:
+            origin = "VLLM_NCCL_SO_PATH=%s" % so_path
+        else:
+            origin = "torch's bundled NCCL%s (VLLM_NCCL_SO_PATH unset)" % (" in %s" % venv if venv else "")
+        if not record:
+            out.append(finding("nccl_effective", "fail", host, expected,
+                               "%s: no libnccl.so.2 found" % origin, fix, subject))
+            continue
+        if record.get("error") and not record.get("version"):
+            out.append(finding("nccl_effective", "fail", host, expected,
+                               "%s: %s" % (origin, record["error"]), fix, subject))
+            continue
+        library = record.get("realpath") or record.get("path")
+        if not record.get("version"):
+            out.append(finding("nccl_effective", "warn", host, expected,
+                               "%s loads %s, version not readable" % (origin, library),
+                               "Check the library (`strings %s | grep 'NCCL version'`); %s" % (library, fix),
+                               subject))
+            continue
+        wrong_cuda = pinned_cuda and record.get("cuda") and record["cuda"] != pinned_cuda
+        actual = "%s loads %s (%s)" % (origin, library, _nccl_label(record))
+        if record["version"] != pinned_version or wrong_cuda:
+            out.append(finding("nccl_effective", "fail", host, expected, actual, fix, subject))
+        else:
+            out.append(finding("nccl_effective", "pass", host, expected, actual, subject=subject))
     return out
 
 

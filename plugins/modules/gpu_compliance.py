@@ -68,6 +68,23 @@ options:
         installed at that version and held. Empty skips the check.
     type: dict
     default: {}
+  nccl_version:
+    description:
+      - The pinned NCCL version (C(cuda_stack_nccl_version), for example C(2.14.3)) every deployed vLLM
+        instance must load, through C(VLLM_NCCL_SO_PATH) or torch's bundled copy (check C(nccl_effective)).
+        Empty skips the check.
+    type: str
+    default: ""
+  nccl_cuda:
+    description:
+      - The CUDA version of the pinned NCCL build (C(11.7) of C(2.14.3-1+cuda11.7)); when set, a library
+        that names another CUDA build fails C(nccl_effective) too. Empty compares the NCCL version only.
+    type: str
+    default: ""
+  vllm_venv:
+    description: The vLLM virtualenv, whose torch-bundled NCCL an instance without C(VLLM_NCCL_SO_PATH) loads.
+    type: path
+    default: /opt/vllm/venv
   model_name:
     description: Served model name, for the layout check.
     type: str
@@ -194,7 +211,7 @@ findings:
     id:
       description: Check id (C(gpu_driver), C(gpu_count), C(ecc_mode), C(ecc_uncorrectable),
         C(ecc_remap), C(nvlink), C(fabric_manager), C(kernel_log), C(layout), C(packages),
-        C(sysctl), C(governor), C(logrotate), C(cron), C(units)).
+        C(nccl_effective), C(sysctl), C(governor), C(logrotate), C(cron), C(units)).
       type: str
     check:
       description: One-line title of the check.
@@ -261,6 +278,7 @@ readings:
 import glob
 import json
 import os
+import re
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
@@ -270,6 +288,10 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _com
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import (
     LayoutError,
     plan_layout,
+)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import (
+    NcclGatherError,
+    gather as nccl_gather,
 )
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     TopologyParseError,
@@ -376,6 +398,18 @@ class Gatherer(object):
                 files[os.path.basename(path)[:-4]] = text
         return checks.instances_from_env(files)
 
+    def nccl(self):
+        """nccl facts of the deployed instances (None without ldconfig)."""
+        ldconfig = self.module.get_bin_path("ldconfig", opt_dirs=["/sbin", "/usr/sbin"])
+        if not ldconfig:
+            return None
+        try:
+            return nccl_gather(self.run, ldconfig, [self.module.params["vllm_venv"]],
+                               [os.path.join(self.module.params["config_dir"], "*.env")])
+        except NcclGatherError as exc:
+            self.module.fail_json(msg="gpu_compliance on %s: %s" % (self.host, exc), rc=exc.rc,
+                                  stdout=exc.stdout, stderr=exc.stderr)
+
     def health(self, port):
         if not port:
             return "no port"
@@ -434,6 +468,9 @@ def main():
             expected_gpu_count=dict(type="int", default=0),
             retired_pages_max=dict(type="int", default=0),
             packages=dict(type="dict", default={}),
+            nccl_version=dict(type="str", default=""),
+            nccl_cuda=dict(type="str", default=""),
+            vllm_venv=dict(type="path", default="/opt/vllm/venv"),
             model_name=dict(type="str"),
             model_path=dict(type="path"),
             model_config=dict(type="dict"),
@@ -468,6 +505,12 @@ def main():
     for name, version in (p["packages"] or {}).items():
         if not isinstance(version, str) or not version.strip():
             bad.append("packages.%s must be an exact apt version string, got %r" % (name, version))
+    if p["nccl_version"] and not re.match(r"^\d+\.\d+\.\d+$", p["nccl_version"]):
+        bad.append("nccl_version must be an NCCL version x.y.z such as 2.14.3 (cuda_stack_nccl_version), got %r"
+                   % p["nccl_version"])
+    if p["nccl_cuda"] and not re.match(r"^\d+\.\d+$", p["nccl_cuda"]):
+        bad.append("nccl_cuda must be a CUDA version X.Y such as 11.7 (the +cudaX.Y of the NCCL build), got %r"
+                   % p["nccl_cuda"])
     if bad:
         module.fail_json(msg="gpu_compliance on %s: %s" % (host, "; ".join(bad)))
 
@@ -506,6 +549,13 @@ def main():
 
         installed, holds = g.packages(list((p["packages"] or {}).keys()))
         findings += checks.check_packages(host, p["packages"], installed, holds, deployed)
+
+        nccl = None
+        if deployed and p["nccl_version"]:
+            nccl = g.nccl()
+            readings["nccl_instances"] = nccl["instances"] if nccl else None
+        findings += checks.check_nccl_effective(host, nccl, p["nccl_version"], p["nccl_cuda"] or None,
+                                                p["vllm_venv"], deployed)
 
         report = None
         raw = read_text(p["host_tuning_report"])

@@ -144,41 +144,13 @@ ansible_facts:
               uses_pinned: true
 """
 
-import glob
-import mmap
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _nccl
-
-
-def read_library(path, dist_version=None):
-    """Library record for a file on this host; version from its bytes when readable."""
-    realpath = os.path.realpath(path)
-    binary_version, binary_cuda, error = None, None, None
-    try:
-        with open(realpath, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size > 0:
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                try:
-                    binary_version, binary_cuda = _nccl.version_from_binary(mapped)
-                finally:
-                    mapped.close()
-    except (IOError, OSError, ValueError) as exc:
-        error = "%s: %s" % (realpath, exc)
-    record = _nccl.library_record(path, realpath, binary_version, binary_cuda, dist_version)
-    if error:
-        record["error"] = error
-    return record
-
-
-def torch_nccl(venv):
-    for site in sorted(glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))):
-        lib = os.path.join(site, "nvidia", "nccl", "lib", _nccl.NCCL_SONAME)
-        if os.path.exists(lib):
-            dist_version, dummy = _nccl.version_from_dist_info(os.listdir(site))
-            return read_library(lib, dist_version)
-    return None
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import (
+    NcclGatherError,
+    gather,
+)
 
 
 def main():
@@ -192,54 +164,13 @@ def main():
         supports_check_mode=True,
     )
     ldconfig = module.get_bin_path("ldconfig", required=True, opt_dirs=["/sbin", "/usr/sbin"])
-    rc, out, err = module.run_command([ldconfig, "-p"], environ_update={"LC_ALL": "C"})
-    if rc != 0:
-        module.fail_json(msg="ldconfig -p failed (rc %d): %s" % (rc, err.strip()), rc=rc, stdout=out, stderr=err)
-    entries = [e for e in _nccl.parse_ldconfig_p(out) if e["name"] == _nccl.NCCL_SONAME]
-    chosen = _nccl.pick_library(entries, machine=os.uname()[4])
-    system = read_library(chosen["path"]) if chosen else None
-
-    venvs = {}
-    for venv in module.params["venvs"]:
-        venvs[venv] = torch_nccl(venv)
-
-    pinned = module.params["pinned_path"] or (system["path"] if system else None)
-    pinned_real = os.path.realpath(pinned) if pinned else None
-    bundled = venvs[module.params["venvs"][0]] if module.params["venvs"] else None
-
-    instances = {}
-    for pattern in module.params["env_files"]:
-        for path in sorted(glob.glob(pattern)):
-            try:
-                with open(path) as handle:
-                    env = _nccl.parse_env_file(handle.read())
-            except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot read vLLM environment file %s: %s" % (path, exc))
-            so_path = env.get("VLLM_NCCL_SO_PATH") or None
-            if so_path:
-                effective = read_library(so_path) if os.path.exists(so_path) else {
-                    "path": so_path, "realpath": None, "version": None, "cuda": None,
-                    "version_source": None, "error": "%s does not exist" % so_path}
-            else:
-                effective = bundled
-            instances[path] = {
-                "nccl_so_path": so_path,
-                "effective": effective,
-                "uses_pinned": bool(effective and pinned_real and effective.get("realpath") == pinned_real),
-            }
-
-    libraries = {}
-    for path in module.params["libraries"]:
-        libraries[path] = read_library(path) if os.path.exists(path) else None
-
-    module.exit_json(changed=False, ansible_facts={"nccl": {
-        "system": system,
-        "libraries": libraries,
-        "ldconfig": entries,
-        "venvs": venvs,
-        "pinned_path": pinned_real,
-        "instances": instances,
-    }})
+    try:
+        facts = gather(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), ldconfig,
+                       module.params["venvs"], module.params["env_files"], module.params["libraries"],
+                       module.params["pinned_path"], os.uname()[4])
+    except NcclGatherError as exc:
+        module.fail_json(msg=str(exc), rc=exc.rc, stdout=exc.stdout, stderr=exc.stderr)
+    module.exit_json(changed=False, ansible_facts={"nccl": facts})
 
 
 if __name__ == "__main__":

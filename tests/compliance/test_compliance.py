@@ -10,9 +10,10 @@ One test per host and check id. The checks are not re-implemented here: each hos
 gpu_compliance module once (read-only, check mode) and each test asserts that no finding of its
 check has severity fail. Module arguments come from the host's inventory variables, with the same
 names preflight.yml reads (preflight_expected_gpu_count, preflight_packages, vllm_server_model,
-vllm_server_layout, ...).
+vllm_server_layout, cuda_stack_nccl_version, vllm_server_venv, ...).
 """
 import json
+import re
 
 import pytest
 
@@ -33,6 +34,13 @@ def _args(variables):
     }
     if variables.get("preflight_packages"):
         args["packages"] = variables["preflight_packages"]
+    if variables.get("cuda_stack_nccl_version"):   # the pin each vLLM instance must load
+        args["nccl_version"] = variables["cuda_stack_nccl_version"]
+        build = re.search(r"\+cuda(\d+\.\d+)$", variables.get("cuda_stack_nccl_build") or "")
+        if build:
+            args["nccl_cuda"] = build.group(1)
+    if variables.get("vllm_server_venv"):
+        args["vllm_venv"] = variables["vllm_server_venv"]
     if variables.get("gpu_preflight_nvidia_smi_path"):
         args["nvidia_smi_path"] = variables["gpu_preflight_nvidia_smi_path"]
     model = variables.get("vllm_server_model") or {}

@@ -75,7 +75,7 @@ def test_preflight_passes_after_converge(tmp_path):
     assert failing(host_report) == []
     passed = set(f["id"] for f in host_report["findings"] if f["status"] == "pass")
     assert {"gpu_driver", "gpu_count", "ecc_uncorrectable", "nvlink", "layout", "packages",
-            "units", "logrotate", "cron"} <= passed
+            "nccl_effective", "units", "logrotate", "cron"} <= passed
     junit = (tmp_path / "preflight-junit.xml").read_text()
     assert 'failures="0"' in junit and 'name="nvlink [TP group n0-0 (GPUs 0,1)]"' in junit
 
@@ -149,6 +149,32 @@ def test_fault_hold_released(tmp_path, host):
         host.run_expect([0], "apt-mark hold libnccl2")
 
 
+def test_raw_instances_load_the_pinned_nccl(host):
+    # independent of the catalog: the env file names the system library, which is the pinned build
+    for name in sorted(INSTANCES):
+        assert "VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2" in \
+            host.file("/etc/vllm/%s.env" % name).content_string.splitlines()
+    assert "NCCL version 2.14.3+cuda11.7" in host.check_output(
+        "grep -a -o 'NCCL version [0-9.]*+cuda[0-9.]*' $(readlink -f /usr/lib/x86_64-linux-gnu/libnccl.so.2)")
+
+
+def test_fault_instance_on_torch_bundled_nccl(tmp_path, host):
+    env = "/etc/vllm/n0-0.env"
+    host.run_expect([0], "cp -p %s /root/n0-0.env.keep && sed -i '/^VLLM_NCCL_SO_PATH=/d' %s" % (env, env))
+    try:
+        proc, report, host_report = preflight(tmp_path)
+        assert proc.returncode != 0
+        assert failing(host_report) == [(
+            "nccl_effective", "vllm@n0-0",
+            "torch's bundled NCCL in /opt/vllm/venv (VLLM_NCCL_SO_PATH unset): no libnccl.so.2 found")]
+        bad = [f for f in host_report["findings"] if f["severity"] == "fail"][0]
+        assert bad["host"] == HOST and bad["expected"] == "NCCL 2.14.3+cuda11.7"
+        assert bad["remediation"].startswith("Set vllm_server_nccl_so_path: ")
+        assert "libnccl.so.2 (the pinned system library, NCCL 2.14.3+cuda11.7)" in bad["remediation"]
+    finally:
+        host.run_expect([0], "mv /root/n0-0.env.keep %s" % env)
+
+
 def test_fault_unit_stopped(tmp_path, host):
     host.run_expect([0], "systemctl stop vllm@n0-0.service")
     try:
@@ -191,3 +217,82 @@ def wait_healthy(host, name, timeout=180):
             return
         time.sleep(3)
     raise AssertionError("vllm@%s did not come back within %d s" % (name, timeout))
+
+
+# --- playbooks/nccl_baseline.yml against the simulated all_reduce_perf -----------------------
+# The simulated all_reduce_perf (prepare.yml) replays the real DGX A100 capture nccltests_03:
+# avg busbw 222.066 GB/s, out-of-place busbw at 8 GiB 234.72 GB/s. -g is the host's 6 GPUs.
+
+BASELINE = "/var/lib/gpu_fleet/nccl_baseline.json"
+SIM_CALLS = "/var/log/gpu-sim/all_reduce_perf.jsonl"
+
+
+def nccl_baseline(tmp_path, *extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(PROJECT, "ansible.cfg"),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".build", "ac"))
+    return subprocess.run(
+        [os.path.join(PROJECT, ".venv", "bin", "ansible-playbook"), "-i", INVENTORY,
+         os.path.join(PROJECT, "playbooks", "nccl_baseline.yml"),
+         "-e", "nccl_baseline_controller_dir=%s" % tmp_path,
+         "-e", '{"nccl_baseline_environment": {"NCCL_NVLS_ENABLE": "0"}}'] + list(extra),
+        env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+        cwd=PROJECT)
+
+
+def sim_calls(host):
+    out = host.run("cat %s" % SIM_CALLS).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def nccl_clean(host):
+    host.run_expect([0], "rm -f %s %s" % (BASELINE, SIM_CALLS))
+    yield
+    host.run_expect([0], "gpu-sim-fault clear")
+
+
+def test_nccl_baseline_check_mode_runs_nothing(tmp_path, host, nccl_clean):
+    proc = nccl_baseline(tmp_path, "--check")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not host.file(BASELINE).exists
+    assert sim_calls(host) == []
+    assert not (tmp_path / (HOST + ".json")).exists()
+
+
+def test_nccl_baseline_first_run_stores(tmp_path, host, nccl_clean):
+    proc = nccl_baseline(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    record = json.loads(host.file(BASELINE).content_string)
+    assert record["summary"]["avg_busbw"] == 222.066
+    assert record["summary"]["large_message_busbw"] == 234.72
+    assert record["args"] == ["-b", "8", "-e", "1G", "-f", "2", "-g", "6"]
+    calls = sim_calls(host)
+    assert len(calls) == 1 and calls[0]["env"] == {"NCCL_NVLS_ENABLE": "0"}
+    assert json.loads((tmp_path / (HOST + ".json")).read_text()) == record
+
+
+@pytest.mark.parametrize("factor, fails", [("0.9", False), ("0.8", True)])
+def test_nccl_baseline_drop(tmp_path, host, nccl_clean, factor, fails):
+    before = host.file(BASELINE).content_string
+    host.run_expect([0], "gpu-sim-fault nccl-bandwidth %s" % factor)
+    proc = nccl_baseline(tmp_path)
+    if fails:
+        assert proc.returncode != 0
+        assert ("%s: all_reduce_perf bandwidth drop: avg busbw 177.65 GB/s is 20.0%% below the baseline "
+                "222.07 GB/s; busbw at 8589934592 B 187.78 GB/s is 20.0%% below the baseline 234.72 GB/s" % HOST) \
+            in proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert "within 15% of the baseline" in proc.stdout
+    assert host.file(BASELINE).content_string == before
+
+
+def test_nccl_baseline_broken_run_fails_and_keeps_baseline(tmp_path, host, nccl_clean):
+    before = host.file(BASELINE).content_string
+    host.run_expect([0], "gpu-sim-fault nccl-broken wrong")
+    proc = nccl_baseline(tmp_path, "-e", "nccl_baseline_mode=record")
+    assert proc.returncode != 0
+    assert "broken run of /opt/nccl-tests/build/all_reduce_perf" in proc.stdout
+    assert "wrong results (#wrong > 0)" in proc.stdout
+    assert host.file(BASELINE).content_string == before
+
