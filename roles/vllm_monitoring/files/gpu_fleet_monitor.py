@@ -1,11 +1,10 @@
-#!/usr/bin/python3
 # -*- coding: utf-8 -*-
 # Managed by gpu_fleet.vllm_serving.vllm_monitoring (roles/vllm_monitoring/files/gpu_fleet_monitor.py).
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Health collector of a vLLM serving host, run by gpu-fleet-monitor.timer.
 
-    gpu-fleet-monitor --config /etc/gpu-fleet/monitoring.json
+    python3 gpu-fleet-monitor --config /etc/gpu-fleet/monitoring.json
 
 Per instance of the active vLLM layout (the environment files vllm_server renders, one per
 instance, VLLM_PORT inside) it reads GET /metrics (vllm:gpu_cache_usage_perc, a 0-1 fraction);
@@ -30,10 +29,7 @@ import sys
 import tempfile
 import time
 
-try:  # Python 3
-    from urllib.request import urlopen
-except ImportError:  # pragma: no cover - Python 2 is not a target
-    urlopen = None
+from urllib.request import urlopen
 
 KV_METRIC = "vllm:gpu_cache_usage_perc"
 LEVELS = {0: "ok", 1: "warn", 2: "alert"}
@@ -202,7 +198,7 @@ def validate_config(config):
         timeout = float(cfg.get("scrape_timeout", 5))
     except (TypeError, ValueError) as exc:
         raise ConfigError("a threshold, run count or timeout is not a number (%s); fix the role variables "
-                          "vllm_monitoring_* and rerun the role" % exc)
+                          "vllm_monitoring_* and rerun the role" % exc) from exc
     if not 0 < warn <= 1 or not 0 < alert <= 1:
         raise ConfigError("thresholds must lie in (0, 1]: warn_threshold=%s alert_threshold=%s" % (warn, alert))
     if warn > alert:
