@@ -185,6 +185,20 @@ def test_stopped_instance_is_up_0_not_a_failed_run(host, quiet_timer):
         assert _wait_healthy(host, port)
 
 
+def test_planted_uncorrectable_ecc_errors_are_counted(host, quiet_timer):
+    line = [l for l in host.check_output("nvidia-smi -L").splitlines() if l.startswith("GPU 2:")][0]
+    uuid = line.split("(UUID: ")[1].rstrip(")")
+    host.check_output("gpu-sim-fault ecc-uncorrectable 2 3")
+    try:
+        _run(host)
+        series, _text = _textfile(host)
+        for scope in ("volatile", "aggregate"):
+            assert _value(series, "gpu_fleet_gpu_ecc_errors", gpu="2", uuid=uuid, kind="uncorrected", scope=scope) == 3
+        assert _value(series, "gpu_fleet_gpu_ecc_errors", gpu="1", kind="uncorrected", scope="volatile") == 0
+    finally:
+        host.check_output("gpu-sim-fault clear")
+
+
 # --- the role: refused settings change nothing, --check on a converged host -------------------------
 
 def _playbook(*extra, check=False):

@@ -356,3 +356,20 @@ def test_collector_bad_config_fails_cleanly(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert "warn_threshold 0.9 is above alert_threshold 0.8" in proc.stderr
+
+
+def test_collector_sees_a_planted_uncorrectable_ecc_fault(standin, tmp_path):
+    import shutil
+    profile = tmp_path / "profile"
+    shutil.copytree(PROFILE, str(profile))
+    fault = subprocess.run([sys.executable, os.path.join(REPO, "tests", "simulator", "bin", "gpu-sim-fault"),
+                            "ecc-uncorrectable", "2", "3"], env=dict(os.environ, GPU_SIM_PROFILE=str(profile)),
+                           check=False)
+    assert fault.returncode == 0
+    text, _out = _collect(tmp_path, dict(standin["env"], GPU_SIM_PROFILE=str(profile)), {"n0-0": standin["port"]})
+    uuid = [g["uuid"] for g in _profile_gpus() if g["index"] == "2"][0]
+    for scope in ("volatile", "aggregate"):
+        assert 'gpu_fleet_gpu_ecc_errors{gpu="2",kind="uncorrected",scope="%s",uuid="%s"} 3' % (scope, uuid) in text
+    assert 'gpu_fleet_gpu_ecc_errors{gpu="1",kind="uncorrected",scope="volatile",' in text
+    assert 'gpu_fleet_gpu_ecc_errors{gpu="1",kind="uncorrected",scope="volatile",uuid="%s"} 0' % (
+        [g["uuid"] for g in _profile_gpus() if g["index"] == "1"][0]) in text
