@@ -24,6 +24,7 @@ UNIT = "gpu-fleet-monitor"
 TEXTFILE = "/var/lib/node_exporter/textfile_collector/gpu_fleet_vllm.prom"
 STATE = "/var/lib/gpu-fleet-monitor/state.json"
 PLANT = "/run/gpu-sim/kv-cache-usage"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 
 
@@ -188,6 +189,8 @@ def test_stopped_instance_is_up_0_not_a_failed_run(host, quiet_timer):
 def test_planted_uncorrectable_ecc_errors_are_counted(host, quiet_timer):
     line = [l for l in host.check_output("nvidia-smi -L").splitlines() if l.startswith("GPU 2:")][0]
     uuid = line.split("(UUID: ")[1].rstrip(")")
+    fault_tool = os.path.join(REPO, "tests", "simulator", "bin", "gpu-sim-fault")
+    host.ansible("ansible.builtin.copy", "src=%s dest=/usr/local/bin/gpu-sim-fault mode=0755" % fault_tool, check=False)
     host.check_output("gpu-sim-fault ecc-uncorrectable 2 3")
     try:
         _run(host)
