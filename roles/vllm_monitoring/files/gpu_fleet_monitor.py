@@ -367,7 +367,8 @@ def active_targets(layouts):
         if not target:
             continue
         try:
-            if subprocess.call(["systemctl", "is-active", "--quiet", target]) == 0:
+            if subprocess.call(["systemctl", "is-active", "--quiet", target],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
                 active.add(target)
         except OSError:  # no systemctl: no active target, the first layout is due
             pass
