@@ -64,7 +64,13 @@ def _run(host):
     assert result == "success"
     cur = cursor.split("cursor: ", 1)[1] if "cursor: " in cursor else ""
     args = "--after-cursor='%s'" % cur if cur else "-n 50"
-    return host.check_output("journalctl -u %s.service -o json %s" % (UNIT, args)).splitlines()
+    # journald takes the service's stdout stream asynchronously: wait for the run's last line
+    for _attempt in range(20):
+        lines = host.check_output("journalctl -u %s.service -o json %s" % (UNIT, args)).splitlines()
+        if any(m.startswith("gpu-fleet-monitor: layout ") for m in _messages(lines, 6)):
+            return lines
+        time.sleep(0.5)
+    raise AssertionError("no summary line of the run in the journal: %s" % _messages(lines))
 
 
 def _messages(lines, priority=None):
