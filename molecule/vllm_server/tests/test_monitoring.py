@@ -178,20 +178,6 @@ def test_three_runs_above_alert_give_alert_two_do_not(host, quiet_timer):
     host.check_output("rm -f %s/%d" % (PLANT, port))
 
 
-def test_stopped_instance_is_up_0_not_a_failed_run(host, quiet_timer):
-    port = _instances(host)["n1-0"]
-    host.check_output("systemctl stop vllm@n1-0.service")
-    try:
-        journal = _run(host)  # asserts Result=success
-        series, _text = _textfile(host)
-        assert _value(series, "gpu_fleet_vllm_up", vllm_instance="n1-0", port=str(port)) == 0
-        assert _value(series, "gpu_fleet_vllm_up", vllm_instance="n0-0") == 1
-        assert [m for m in _messages(journal, 4) if m.startswith("vLLM instance n1-0 ") and "unreachable" in m]
-    finally:
-        host.check_output("systemctl start vllm@n1-0.service")
-        assert _wait_healthy(host, port)
-
-
 def test_planted_uncorrectable_ecc_errors_are_counted(host, quiet_timer):
     line = [l for l in host.check_output("nvidia-smi -L").splitlines() if l.startswith("GPU 2:")][0]
     uuid = line.split("(UUID: ")[1].rstrip(")")
@@ -206,6 +192,21 @@ def test_planted_uncorrectable_ecc_errors_are_counted(host, quiet_timer):
         assert _value(series, "gpu_fleet_gpu_ecc_errors", gpu="1", kind="uncorrected", scope="volatile") == 0
     finally:
         host.check_output("gpu-sim-fault clear")
+
+
+def test_stopped_instance_is_up_0_not_a_failed_run(host, quiet_timer):
+    port = _instances(host)["n1-0"]
+    host.check_output("systemctl stop vllm@n1-0.service")
+    try:
+        journal = _run(host)  # asserts Result=success
+        series, _text = _textfile(host)
+        assert _value(series, "gpu_fleet_vllm_up", vllm_instance="n1-0", port=str(port)) == 0
+        assert _value(series, "gpu_fleet_vllm_up", vllm_instance="n0-0") == 1
+        assert [m for m in _messages(journal, 4) if m.startswith("vLLM instance n1-0 ") and "unreachable" in m]
+    finally:
+        # --no-block: the unit first waits for the port's TIME_WAIT connections (vllm-wait-port, up
+        # to 60 s) left by the scrapes; the tests below run meanwhile, the last one waits for it.
+        host.check_output("systemctl start --no-block vllm@n1-0.service")
 
 
 # --- the role: refused settings change nothing, --check on a converged host -------------------------
@@ -251,3 +252,10 @@ def test_check_mode_on_the_converged_host_changes_nothing(host):
     assert rc == 0, out
     recap = [l for l in out.splitlines() if re.match(r"^\S+\s+: ok=", l)][-1]
     assert "changed=0" in recap, out
+
+
+def test_stopped_instance_serves_again(host):
+    """Last test of this file: the instance stopped above is back (test_vllm_server.py runs next)."""
+    port = _instances(host)["n1-0"]
+    assert _wait_healthy(host, port, timeout=150)
+    assert host.service("vllm@n1-0.service").is_running
