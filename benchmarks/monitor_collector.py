@@ -81,7 +81,7 @@ def bench(tmp, count, runs, env):
                        "layouts": [{"name": "full", "env_dir": env_dir, "target": "gpu-fleet-bench-none.target"}]},
                       handle)
         times = []
-        for _ in range(runs):
+        for _run_index in range(runs):
             start = time.perf_counter()
             subprocess.run([sys.executable, COLLECTOR, "--config", config], env=env, check=True,
                            stdout=subprocess.DEVNULL)
