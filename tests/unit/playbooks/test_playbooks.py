@@ -19,8 +19,10 @@ def test_site_serves_in_batches_of_25_percent_by_default():
     assert serving["hosts"] == "gpu_hosts"
     assert serving["serial"] == "{{ gpu_fleet_serial | default('25%') }}"
     assert serving["max_fail_percentage"] == "{{ gpu_fleet_max_fail_percentage | default(0) }}"
-    # the readiness gate is part of vllm_server, the last role of the batch
-    assert serving["roles"][-1]["role"] == "gpu_fleet.vllm_serving.vllm_server"
+    # the readiness gate is part of vllm_server, the last serving role of the batch; only the
+    # monitoring (which never restarts an instance) follows it
+    roles = [r["role"] for r in serving["roles"]]
+    assert roles[-2:] == ["gpu_fleet.vllm_serving.vllm_server", "gpu_fleet.vllm_serving.vllm_monitoring"]
 
 
 def test_site_plans_every_host_before_any_batch_changes_one():

@@ -114,8 +114,20 @@ class StandinState(object):
             self.activity = True
 
     def kv_cache_usage(self):
-        """Simulated KV-cache use as vLLM reports it: a 0-1 fraction."""
-        return min(1.0, 0.02 * self.running)
+        """Simulated KV-cache use as vLLM reports it: a 0-1 fraction.
+
+        TEST-ONLY control (not in vLLM): a file $GPU_SIM_KV_CACHE_DIR/<port> (default directory
+        /run/gpu-sim/kv-cache-usage) holding a number makes the server report that value, so tests
+        can plant a full KV cache; otherwise 0.02 per running request."""
+        planted = os.path.join(os.environ.get("GPU_SIM_KV_CACHE_DIR", "/run/gpu-sim/kv-cache-usage"),
+                               str(self.port))
+        try:
+            with open(planted, "r") as handle:
+                return min(1.0, max(0.0, float(handle.read().strip())))
+        except (OSError, ValueError):
+            pass
+        with self.lock:
+            return min(1.0, 0.02 * self.running)
 
     # -- texts ------------------------------------------------------------------------------
     def reply_pieces(self, model):
@@ -165,7 +177,7 @@ class StandinState(object):
             prompt = self.prompt_tokens
             generation = self.generation_tokens
             success = dict(self.success)
-        usage = min(1.0, 0.02 * running)
+        usage = self.kv_cache_usage()
 
         def metric(name, kind, help_text, value, labels=label):
             lines.append("# HELP %s %s" % (name, help_text))

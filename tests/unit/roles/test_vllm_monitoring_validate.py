@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""vllm_monitoring refuses bad thresholds and schedules at validation time.
+
+The role's real validation tasks (roles/vllm_monitoring/tasks/validate.yml) run through
+ansible-playbook in check mode against localhost, once for all cases; each case records "accepted"
+or its failure messages. That nothing changes on a refused host is proven on the simulated host
+(molecule scenario vllm_server, test_monitoring.py::test_bad_thresholds_change_nothing).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
+
+THRESHOLDS = "KV-cache thresholds"
+RUNS = "vllm_monitoring_alert_consecutive_runs="
+SCHEDULE = "is not a usable schedule"
+PATH = "vllm_monitoring_textfile_dir="
+
+# id: (vars, expected: "accepted" or (message fragment, offending value shown))
+CASES = {
+    "defaults": ({}, "accepted"),
+    "equal_thresholds": ({"warn": 0.8, "alert": 0.8}, "accepted"),
+    "one": ({"warn": 0.9, "alert": 1.0}, "accepted"),
+    "hourly": ({"interval": 60, "delay": 300}, "accepted"),
+    "every_minute": ({"interval": 1, "delay": 0}, "accepted"),
+    "warn_above_alert": ({"warn": 0.9, "alert": 0.85}, (THRESHOLDS, "vllm_monitoring_warn_threshold=0.9")),
+    "percent_not_fraction": ({"warn": 75, "alert": 85}, (THRESHOLDS, "vllm_monitoring_alert_threshold=85")),
+    "zero": ({"warn": 0, "alert": 0.85}, (THRESHOLDS, "vllm_monitoring_warn_threshold=0")),
+    "negative": ({"warn": -0.1, "alert": 0.85}, (THRESHOLDS, "vllm_monitoring_warn_threshold=-0.1")),
+    "text": ({"alert": "high"}, (THRESHOLDS, "vllm_monitoring_alert_threshold=high")),
+    "no_runs": ({"runs": 0}, (RUNS, "vllm_monitoring_alert_consecutive_runs=0")),
+    "fraction_runs": ({"runs": 2.5}, (RUNS, "vllm_monitoring_alert_consecutive_runs=2.5")),
+    "zero_timeout": ({"timeout": 0}, (RUNS, "vllm_monitoring_scrape_timeout=0")),
+    "interval_7": ({"interval": 7}, (SCHEDULE, "vllm_monitoring_interval_minutes=7")),
+    "interval_0": ({"interval": 0}, (SCHEDULE, "vllm_monitoring_interval_minutes=0")),
+    "interval_90": ({"interval": 90}, (SCHEDULE, "vllm_monitoring_interval_minutes=90")),
+    "interval_text": ({"interval": "10min"}, (SCHEDULE, "vllm_monitoring_interval_minutes=10min")),
+    "delay_too_long": ({"interval": 10, "delay": 600}, (SCHEDULE, "vllm_monitoring_randomized_delay_sec=600")),
+    "delay_negative": ({"delay": -5}, (SCHEDULE, "vllm_monitoring_randomized_delay_sec=-5")),
+    "relative_dir": ({"textfile_dir": "textfiles"}, (PATH, "vllm_monitoring_textfile_dir=textfiles")),
+    "root_dir": ({"textfile_dir": "/"}, (PATH, "vllm_monitoring_textfile_dir=/ ")),
+    "dotdot_dir": ({"textfile_dir": "/var/lib/../etc"}, (PATH, "vllm_monitoring_textfile_dir=/var/lib/../etc")),
+}
+
+
+def _collections_path():
+    parts = ROOT.split(os.sep)
+    if parts[-3:-1] == ["ansible_collections", "gpu_fleet"]:
+        return os.sep.join(parts[:-3])
+    return os.path.join(ROOT, ".build", "ac")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("validate")
+    cases = [{"id": k, "vars": v[0]} for k, v in CASES.items()]
+    (tmp / "cases.json").write_text(json.dumps(cases))
+    (tmp / "ansible.cfg").write_text("[defaults]\n")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=_collections_path(), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"), ANSIBLE_HOME=str(tmp / "home"),
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="false", ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_RETRY_FILES_ENABLED="false", ANSIBLE_CONFIG=str(tmp / "ansible.cfg"), LC_ALL="C.UTF-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ansible.cli.playbook", "--check", "-i", "localhost,",
+         os.path.join(HERE, "harness", "vllm_monitoring_validate.yml"),
+         "-e", "cases_file=%s results_file=%s" % (tmp / "cases.json", tmp / "results.json"),
+         "-e", "ansible_python_interpreter=%s" % sys.executable],
+        env=env, cwd=str(tmp), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+        timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout
+    assert "Traceback" not in proc.stdout
+    return json.loads((tmp / "results.json").read_text())
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_monitoring_settings(results, case):
+    expected = CASES[case][1]
+    got = results[case]
+    if expected == "accepted":
+        assert got == "accepted"
+        return
+    fragment, shown = expected
+    assert isinstance(got, list) and len(got) == 1, got
+    msg = got[0]
+    assert msg.startswith("host localhost: "), msg   # names the host
+    assert fragment in msg, msg
+    assert shown.strip() in msg, msg                 # names the value
+    assert "Fix: " in msg, msg                       # and the fix
