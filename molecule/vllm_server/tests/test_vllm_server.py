@@ -96,7 +96,8 @@ def test_full_instance_env_file(host, name):
 def test_only_planned_env_files(host):
     full = host.check_output("ls /etc/vllm/*.env").split()
     degraded = host.check_output("ls /etc/vllm/degraded/*.env").split()
-    assert sorted(full) == sorted("/etc/vllm/%s.env" % n for n in FULL)
+    # the API key file sits next to them (converge.yml sets a key)
+    assert sorted(full) == sorted(["/etc/vllm/api-key.env"] + ["/etc/vllm/%s.env" % n for n in FULL])
     assert sorted(degraded) == sorted("/etc/vllm/degraded/%s.env" % n for n in DEGRADED)
     for name, (gpus, _node, port, _tp) in DEGRADED.items():
         env = _env_file(host, "/etc/vllm/degraded/%s.env" % name)
@@ -169,7 +170,8 @@ def test_device_allow_list_leaves_the_gpus(host):
                  "DeviceAllow=/dev/nvidia-uvm-tools rw", "DeviceAllow=char-nvidia-frontend rw",
                  "DeviceAllow=char-nvidia-uvm rw", "DeviceAllow=char-nvidia-caps rw"):
         assert line in unit.splitlines(), line
-    allow = _show(host, "vllm@n1-1.service", "DeviceAllow")["DeviceAllow"]
+    # one DeviceAllow= line per entry
+    allow = host.check_output("systemctl show -p DeviceAllow vllm@n1-1.service")
     for dev in ("/dev/nvidiactl rw", "char-nvidia-frontend rw", "char-nvidia-uvm rw", "char-nvidia-caps rw"):
         assert dev in allow, allow
 
@@ -187,7 +189,7 @@ def test_api_key_required_on_v1_only(host):
 def test_api_key_only_in_its_root_owned_file(host):
     key_file = host.file("/etc/vllm/api-key.env")
     assert key_file.user == "root" and key_file.group == "vllm" and key_file.mode == 0o640
-    assert key_file.content_string == "VLLM_API_KEY=%s\n" % KEY
+    assert key_file.content_string.strip() == "VLLM_API_KEY=%s" % KEY
     for unit in ("vllm@n0-0.service", "vllm@n1-1.service"):
         shown = host.check_output("systemctl show %s" % unit)
         assert KEY not in shown

@@ -63,13 +63,14 @@ def _configure_vllm_root_logger():
 
     if VLLM_LOGGING_CONFIG_PATH:
         if not os.path.exists(VLLM_LOGGING_CONFIG_PATH):
-            raise RuntimeError(
+            # vLLM 0.6.3 passes the path as a second argument (the message is not formatted)
+            raise RuntimeError(  # pylint: disable=raising-format-tuple
                 "Could not load logging config. File does not exist: %s",
                 VLLM_LOGGING_CONFIG_PATH)
         with open(VLLM_LOGGING_CONFIG_PATH, encoding="utf-8") as file:
             custom_config = json.loads(file.read())
         if not isinstance(custom_config, dict):
-            raise ValueError("Invalid logging config. Expected Dict, got %s.",
+            raise ValueError("Invalid logging config. Expected Dict, got %s.",  # pylint: disable=raising-format-tuple
                              type(custom_config).__name__)
         logging_config = custom_config
 
