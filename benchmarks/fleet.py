@@ -11,6 +11,12 @@
             median wall time per size and the ratio of the largest to 1 host.
             Target (issue 8): 8 hosts / 1 host <= 2.5 with the shipped ansible.cfg (forks 16,
             pipelining, fact cache).
+  rollout   site.yml's batched rollout (issue 6) on N fresh hosts (default 4, serial 25% = one host
+            per batch, max_fail_percentage 0): first a run with a planted failure on the first
+            host (an unknown vLLM flag: its instances crash, the readiness gate fails) that must
+            stop before the second batch changes anything (checked on every other host: no
+            /etc/vllm), then the real run; prints the batches in order and, for each, that its
+            readiness gate passed before the next batch's first task.
 
 The hosts are podman containers named gpu-bench-NN (never the demo's or molecule's), started by
 tests/simulator/hosts.sh with this script's own inventory, and removed at the end (--keep leaves
@@ -21,6 +27,7 @@ about three `podman exec` per task). Run from the repository root after `make si
 
     .venv/bin/python benchmarks/fleet.py converge
     .venv/bin/python benchmarks/fleet.py fleet --sizes 1,4,8 [--playbook playbooks/preflight.yml] [--repeat 3]
+    .venv/bin/python benchmarks/fleet.py rollout [--hosts 4] [--prefix gpu-bench]
 
 Needs CONTAINERS_CONF=tests/simulator/containers.conf (set here when absent).
 """
@@ -53,8 +60,8 @@ def env():
     return e
 
 
-def names(count):
-    return ["gpu-bench-%02d" % i for i in range(1, count + 1)]
+def names(count, prefix="gpu-bench"):
+    return ["%s-%02d" % (prefix, i) for i in range(1, count + 1)]
 
 
 def write_inventory(hosts, profile):
@@ -129,7 +136,8 @@ def playbook(inventory, path, limit=None, extra=None):
         fh.write(res.stdout)
     recap = {m.group("host"): {k: int(v) for k, v in m.groupdict().items() if k != "host"}
              for m in RECAP.finditer(res.stdout)}
-    return {"rc": res.returncode, "wall_s": round(wall, 1), "recap": recap, "tail": res.stdout[-3000:]}
+    return {"rc": res.returncode, "wall_s": round(wall, 1), "recap": recap, "tail": res.stdout[-3000:],
+            "tail_full": res.stdout}
 
 
 def summarize(run):
@@ -192,12 +200,100 @@ def fleet(opts):
     return 0
 
 
+READY_TASK = "Wait until every instance of the active layout is healthy"
+SERVE_PLAY = "PLAY [Tune, pin and serve]"
+
+
+def play_events(stdout, play=SERVE_PLAY):
+    """(index, task, host, status) of every task result in the given play, in output order."""
+    events, task, inside = [], None, False
+    for line in stdout.splitlines():
+        if line.startswith("PLAY ["):
+            inside = line.startswith(play)
+        elif line.startswith("TASK ["):
+            task = line[6:].rsplit("]", 1)[0]
+        elif inside and task:
+            m = re.match(r"^(ok|changed|failed|fatal|skipping): \[([^\]]+)\]", line)
+            if m:
+                events.append((len(events), task, m.group(2), m.group(1)))
+    return events
+
+
+def batches(events):
+    """Hosts in the order the serving play first touched them, with their first and ready index."""
+    order = []
+    for idx, task, host, status in events:
+        if not any(b["host"] == host for b in order):
+            order.append({"host": host, "first": idx, "ready": None, "failed": False})
+        row = [b for b in order if b["host"] == host][0]
+        if READY_TASK in task and status == "ok":
+            row["ready"] = idx
+        if status in ("failed", "fatal"):
+            row["failed"] = True
+    return order
+
+
+def host_has(host, path):
+    return subprocess.run(["podman", "exec", host, "test", "-e", path], env=env(), check=False,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def rollout(opts):
+    hosts = names(opts.hosts, opts.prefix)
+    site = os.path.join(REPO, "site.yml")
+    report = {"benchmark": "site.yml batched rollout on %d fresh simulated hosts (%s)" % (len(hosts), opts.profile),
+              "connection": opts.connection}
+    inventory = bring_up(hosts, opts)
+    try:
+        # 1. planted failure on the first host (first batch): an unknown flag makes its vLLM exit 2
+        planted = playbook(inventory, site, extra=["-e", "@" + _planted_vars(hosts[0])])
+        ev = play_events(planted["tail_full"])
+        touched = sorted(set(h for _i, _t, h, _s in ev))
+        untouched_ok = {h: not host_has(h, "/etc/vllm") for h in hosts[1:]}
+        report["planted_failure"] = {
+            "rc": planted["rc"], "wall_s": planted["wall_s"], "failed_host": hosts[0],
+            "hosts_the_serving_play_touched": touched,
+            "other_hosts_without_etc_vllm": untouched_ok,
+            "stopped_before_batch_2": planted["rc"] != 0 and touched == [hosts[0]] and all(untouched_ok.values()),
+            "failure": [line for line in planted["tail_full"].splitlines() if "is not ready" in line][:1]}
+        # 2. the real rollout (the first host is repaired by the same run: its flag is gone)
+        run = playbook(inventory, site)
+        rows = batches(play_events(run["tail_full"]))
+        for k, row in enumerate(rows):
+            nxt = rows[k + 1]["first"] if k + 1 < len(rows) else None
+            row["batch"] = k + 1
+            row["ready_before_next_batch"] = row["ready"] is not None and (nxt is None or row["ready"] < nxt)
+        report["rollout"] = {"rc": run["rc"], "wall_s": run["wall_s"], "batches": rows,
+                             "each_batch_ready_before_next": bool(rows) and all(r["ready_before_next_batch"] for r in rows),
+                             "recap": run["recap"]}
+        if run["rc"]:
+            report["rollout"]["tail"] = run["tail"]
+    finally:
+        if not opts.keep:
+            hosts_sh("down", hosts)
+    print(json.dumps(report, indent=2))
+    ok = report["planted_failure"]["stopped_before_batch_2"] and report.get("rollout", {}).get("each_batch_ready_before_next")
+    return 0 if ok else 1
+
+
+def _planted_vars(host):
+    path = os.path.join(BENCH, "planted-failure.yml")
+    with open(path, "w") as fh:
+        # extra vars apply to every host: the flag is chosen per host from the inventory name
+        fh.write("vllm_server_extra_args: \"{{ ['--gpu-fleet-planted-bad-flag'] if inventory_hostname == '%s' else [] }}\"\n"
+                 "vllm_server_ready_timeout: 120\n" % host)
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what")
     c = sub.add_parser("converge")
     f = sub.add_parser("fleet")
-    for p in (c, f):
+    r = sub.add_parser("rollout")
+    r.add_argument("--hosts", type=int, default=4)
+    r.add_argument("--prefix", default="gpu-bench", help="container names PREFIX-NN")
+    for p in (c, f, r):
         p.add_argument("--profile", default="a100x6_2numa")
         p.add_argument("--keep", action="store_true", help="leave the gpu-bench-NN containers running")
         p.add_argument("--connection", choices=("ssh", "podman"), default="ssh",
@@ -214,6 +310,8 @@ def main():
         return converge(opts)
     if opts.what == "fleet":
         return fleet(opts)
+    if opts.what == "rollout":
+        return rollout(opts)
     parser.print_help()
     return 2
 

@@ -29,6 +29,9 @@ DEGRADED = {
     "n1-0": ("3", 1, 8104, 1),
 }
 CLAIMS = "/dev/shm/gpu-sim-claims/claims.jsonl"
+# converge.yml's test key (vllm_server_api_key); not a secret
+KEY = "s6-molecule-api-key-8c1d"
+AUTH = {"Authorization": "Bearer " + KEY}
 
 
 def _quote(text):
@@ -60,9 +63,10 @@ except OSError as exc:
         _quote(script), _quote(url), _quote(body or ""), _quote(json.dumps(headers or {})))))
 
 
-def _completion(host, port=8000):
+def _completion(host, port=8000, prompt="hi", headers=None):
     return _http(host, "http://127.0.0.1:%d/v1/completions" % port,
-                 json.dumps({"model": MODEL, "prompt": "hi", "max_tokens": 2}))
+                 json.dumps({"model": MODEL, "prompt": prompt, "max_tokens": 2}),
+                 AUTH if headers is None else headers)
 
 
 def _show(host, unit, *props):
@@ -92,7 +96,8 @@ def test_full_instance_env_file(host, name):
 def test_only_planned_env_files(host):
     full = host.check_output("ls /etc/vllm/*.env").split()
     degraded = host.check_output("ls /etc/vllm/degraded/*.env").split()
-    assert sorted(full) == sorted("/etc/vllm/%s.env" % n for n in FULL)
+    # the API key file sits next to them (converge.yml sets a key)
+    assert sorted(full) == sorted(["/etc/vllm/api-key.env"] + ["/etc/vllm/%s.env" % n for n in FULL])
     assert sorted(degraded) == sorted("/etc/vllm/degraded/%s.env" % n for n in DEGRADED)
     for name, (gpus, _node, port, _tp) in DEGRADED.items():
         env = _env_file(host, "/etc/vllm/degraded/%s.env" % name)
@@ -141,7 +146,7 @@ def test_unit_runs_as_service_user_sandboxed_with_gpus_visible(host):
     assert props["User"] == "vllm"
     assert props["PrivateDevices"] == "no"
     assert props["ProtectSystem"] == "strict"
-    assert props["DevicePolicy"] == "auto"  # no device allow-list by default: every device visible
+    assert props["DevicePolicy"] == "closed"  # converge.yml sets vllm_server_device_policy: closed
     assert props["NoNewPrivileges"] == "yes"
     assert props["Restart"] == "on-failure"
     assert props["PartOf"] == "vllm.target"
@@ -156,6 +161,114 @@ def test_systemd_analyze_security_exposure(host):
     score = float(line.split("level for vllm@n0-0.service:")[1].split()[0])
     print("systemd-analyze security vllm@n0-0.service: %s" % line.strip())
     assert score <= 4.5, line
+
+
+def test_device_allow_list_leaves_the_gpus(host):
+    """vllm_server_device_policy: closed: only the NVIDIA devices (and systemd's pseudo devices)."""
+    unit = host.file("/etc/systemd/system/vllm@.service").content_string
+    for line in ("DevicePolicy=closed", "DeviceAllow=/dev/nvidiactl rw", "DeviceAllow=/dev/nvidia-uvm rw",
+                 "DeviceAllow=/dev/nvidia-uvm-tools rw", "DeviceAllow=char-nvidia-frontend rw",
+                 "DeviceAllow=char-nvidia-uvm rw", "DeviceAllow=char-nvidia-caps rw"):
+        assert line in unit.splitlines(), line
+    # one DeviceAllow= line per entry
+    allow = host.check_output("systemctl show -p DeviceAllow vllm@n1-1.service")
+    for dev in ("/dev/nvidiactl rw", "char-nvidia-frontend rw", "char-nvidia-uvm rw", "char-nvidia-caps rw"):
+        assert dev in allow, allow
+
+
+# --- API key ----------------------------------------------------------------------------------
+
+def test_api_key_required_on_v1_only(host):
+    assert _completion(host, headers={})["status"] == 401
+    assert _completion(host, headers={"Authorization": "Bearer wrong"})["status"] == 401
+    assert _completion(host)["status"] == 200
+    assert _http(host, "http://127.0.0.1:8000/v1/models", headers=AUTH)["status"] == 200
+    assert _http(host, "http://127.0.0.1:8000/health")["status"] == 200
+
+
+def test_api_key_only_in_its_root_owned_file(host):
+    key_file = host.file("/etc/vllm/api-key.env")
+    assert key_file.user == "root" and key_file.group == "vllm" and key_file.mode == 0o640
+    assert key_file.content_string.strip() == "VLLM_API_KEY=%s" % KEY
+    for unit in ("vllm@n0-0.service", "vllm@n1-1.service"):
+        shown = host.check_output("systemctl show %s" % unit)
+        assert KEY not in shown
+        assert "/etc/vllm/api-key.env" in shown
+        pid = int(_show(host, unit, "MainPID")["MainPID"])
+        pids = [pid] + [int(p) for p in host.run("pgrep -P %d" % pid).stdout.split()]
+        for p in pids:
+            cmdline = host.file("/proc/%d/cmdline" % p).content_string
+            assert KEY not in cmdline and "--api-key" not in cmdline, (p, cmdline)
+    # no world-readable file outside /proc, /sys and /usr holds the key
+    # (the pattern is written so that this command's own module file does not match it)
+    found = host.run("find /etc /var /opt /srv /root /home /tmp /run -xdev -type f -perm -o+r "
+                     "-size -4M -print0 2>/dev/null | xargs -0 -r grep -l -e '%s[%s]'" % (KEY[:-1], KEY[-1]))
+    assert found.stdout.strip() == "", found.stdout
+
+
+def test_wrong_key_fails_the_readiness_gate_at_once(host):
+    record = json.loads(host.file("/root/i6-wrong-key.json").content_string)
+    assert record["failed"] is True
+    assert "401" in record["msg"], record["msg"]
+    # it failed on the 401 and did not wait out its 300 s timeout
+    assert record["elapsed"] is not None and record["elapsed"] < 300, record
+
+
+# --- logs: journal and /var/log/vllm/<instance>.log ---------------------------------------------
+
+def _journal(host, unit):
+    return host.check_output("journalctl --no-pager -o cat -u %s" % unit)
+
+
+def _wait_for(check, what, timeout=10):
+    deadline = time.time() + timeout
+    while not check():
+        assert time.time() < deadline, what
+        time.sleep(0.2)
+
+
+def test_instance_logs_to_journal_and_file(host):
+    marker = "s6-log-marker-%d" % int(time.time() * 1000)
+    assert _completion(host, port=8003, prompt=marker)["status"] == 200  # n1-0 directly
+    log = "/var/log/vllm/n1-0.log"
+    _wait_for(lambda: marker in host.file(log).content_string, "%s not in %s" % (marker, log))
+    _wait_for(lambda: marker in _journal(host, "vllm@n1-0.service"), "%s not in the journal" % marker)
+    # vLLM's own lines in both; uvicorn's start-up lines go to the journal only
+    assert "vLLM API server version" in host.file(log).content_string
+    assert "Uvicorn running on http://127.0.0.1:8003" in _journal(host, "vllm@n1-0.service")
+    assert host.file(log).user == "vllm" and host.file(log).mode == 0o640
+    unit = host.file("/etc/systemd/system/vllm@.service").content_string
+    assert "StandardOutput=journal" in unit and "append:" not in unit
+
+
+def test_degraded_instances_log_to_their_own_files(host):
+    for name in DEGRADED:
+        text = host.file("/var/log/vllm/degraded-%s.log" % name).content_string
+        assert "vLLM API server version" in text, name
+        assert "vLLM API server version" in _journal(host, "vllm-degraded@%s.service" % name)
+
+
+def test_log_file_keeps_receiving_lines_after_logrotate(host):
+    log = "/var/log/vllm/n1-0.log"
+    before = "s6-before-rotate-%d" % int(time.time() * 1000)
+    assert _completion(host, port=8003, prompt=before)["status"] == 200
+    _wait_for(lambda: before in host.file(log).content_string, "before-marker not logged")
+    # housekeeping's configuration (copytruncate), forced
+    host.check_output("logrotate -f /etc/logrotate.d/vllm")
+    assert before in host.file(log + ".1").content_string
+    after = "s6-after-copytruncate-%d" % int(time.time() * 1000)
+    assert _completion(host, port=8003, prompt=after)["status"] == 200
+    _wait_for(lambda: after in host.file(log).content_string, "no line after copytruncate")
+    assert before not in host.file(log).content_string
+    # rotation by rename (no copytruncate): WatchedFileHandler must reopen the new file
+    host.check_output("printf '%%s\\n' '%s {' 'rotate 3' 'su vllm vllm' 'create 0640 vllm vllm' '}' "
+                      "> /tmp/s6-rename.conf" % log)
+    host.check_output("logrotate -f -s /tmp/s6-rename.state /tmp/s6-rename.conf")
+    renamed = "s6-after-rename-%d" % int(time.time() * 1000)
+    assert _completion(host, port=8003, prompt=renamed)["status"] == 200
+    _wait_for(lambda: renamed in host.file(log).content_string, "no line in the new file after a rename")
+    assert renamed not in host.file(log + ".1").content_string
+    assert after in host.file(log + ".1").content_string
 
 
 # --- endpoint --------------------------------------------------------------------------------
@@ -178,6 +291,7 @@ import json, socket, time
 body = json.dumps({"model": "%s", "prompt": "hi", "max_tokens": 6, "stream": True}).encode()
 s = socket.create_connection(("127.0.0.1", 8000))
 s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          b"Authorization: Bearer %s\r\n"
           b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 t0 = time.time(); times = []; buf = b""
 while True:
@@ -187,7 +301,7 @@ while True:
     times += [time.time() - t0] * n
     buf += d
 print(json.dumps({"times": times, "done": b"data: [DONE]" in buf}))
-""" % MODEL
+""" % (MODEL, KEY)
     result = json.loads(host.check_output("python3 -c %s" % _quote(script)))
     assert result["done"]
     assert len(result["times"]) >= 4

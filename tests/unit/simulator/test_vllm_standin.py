@@ -383,3 +383,77 @@ def test_gpu_claim_of_a_killed_server_is_no_conflict(model_dir, sim_env, tmp_pat
     assert second.stop() == 0
     assert [(e["event"], e["pid"]) for e in _claims(claims)] == [
         ("claim", first.proc.pid), ("claim", second.proc.pid), ("release", second.proc.pid)]
+
+
+# --- logging configuration (VLLM_CONFIGURE_LOGGING / VLLM_LOGGING_CONFIG_PATH, as in vLLM 0.6.3) ---
+
+def _logging_config(path, stream="ext://sys.stderr"):
+    """The shape the vllm_server role renders: vllm.* to a stream and to a WatchedFileHandler."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"vllm": {"format": "%(levelname)s %(message)s"}},
+        "handlers": {
+            "journal": {"class": "logging.StreamHandler", "formatter": "vllm", "stream": stream},
+            "file": {"class": "logging.handlers.WatchedFileHandler", "formatter": "vllm",
+                     "filename": str(path)},
+        },
+        "loggers": {"vllm": {"handlers": ["journal", "file"], "level": "DEBUG", "propagate": False}},
+    }
+
+
+def test_default_logging_goes_to_stdout(model_dir, sim_env, tmp_path):
+    env = dict(sim_env)
+    env.pop("VLLM_LOGGING_CONFIG_PATH", None)
+    env.pop("VLLM_CONFIGURE_LOGGING", None)
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vllm.scripts", "serve", model_dir, "--port", str(port)], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=10)
+    assert "vLLM API server version" in out  # vLLM's default handler: stdout
+    assert "vLLM API server version" not in err
+    assert "Uvicorn running on" in err  # uvicorn's own lines: stderr
+
+
+def test_logging_config_path_to_stream_and_watched_file(model_dir, sim_env, tmp_path):
+    log = tmp_path / "n0-0.log"
+    cfg = tmp_path / "logging.json"
+    cfg.write_text(json.dumps(_logging_config(log)))
+    env = dict(sim_env, VLLM_CONFIGURE_LOGGING="1", VLLM_LOGGING_CONFIG_PATH=str(cfg))
+    srv = Server(model_dir, env, tmp_path)
+    try:
+        assert "INFO vLLM API server version" in log.read_text()
+        # logrotate without copytruncate: rename, then a request logs into a new file
+        os.rename(str(log), str(log) + ".1")
+        status = srv.request("POST", "/v1/completions",
+                             {"model": SERVED, "prompt": "rotated-marker", "max_tokens": 1})[0]
+        assert status == 200
+        assert "rotated-marker" in log.read_text()
+        assert "rotated-marker" not in (tmp_path / "n0-0.log.1").read_text()
+    finally:
+        assert srv.stop() == 0
+    text = srv.text()  # the process's stderr and stdout
+    assert "INFO vLLM API server version" in text
+    assert "rotated-marker" in text
+
+
+def test_logging_config_path_errors_like_vllm(model_dir, sim_env, tmp_path):
+    missing = str(tmp_path / "nope.json")
+    result = _vllm(["serve", model_dir], dict(sim_env, VLLM_LOGGING_CONFIG_PATH=missing))
+    assert result.returncode == 1
+    assert _last_line(result.stderr).startswith("RuntimeError: ('Could not load logging config. "
+                                                "File does not exist: %s'")
+    not_a_dict = tmp_path / "list.json"
+    not_a_dict.write_text("[]")
+    result = _vllm(["serve", model_dir], dict(sim_env, VLLM_LOGGING_CONFIG_PATH=str(not_a_dict)))
+    assert result.returncode == 1
+    assert "ValueError: ('Invalid logging config. Expected Dict, got %s.', 'list')" in result.stderr
+    cfg = tmp_path / "ok.json"
+    cfg.write_text(json.dumps(_logging_config(tmp_path / "x.log")))
+    result = _vllm(["serve", model_dir], dict(sim_env, VLLM_CONFIGURE_LOGGING="0",
+                                              VLLM_LOGGING_CONFIG_PATH=str(cfg)))
+    assert result.returncode == 1
+    assert "VLLM_LOGGING_CONFIG_PATH implies VLLM_CONFIGURE_LOGGING" in _last_line(result.stderr)
