@@ -150,10 +150,17 @@ def test_fault_hold_released(tmp_path, host):
 
 
 def test_raw_instances_load_the_pinned_nccl(host):
-    # independent of the catalog: the env file names the system library, which is the pinned build
+    # independent of the catalog: the env file names the system library (found by the role's
+    # default vllm_server_nccl_so_path: auto; /lib is /usr/lib on this merged-/usr image), which
+    # is the pinned build
+    pinned = host.check_output("readlink -f /usr/lib/x86_64-linux-gnu/libnccl.so.2")
     for name in sorted(INSTANCES):
-        assert "VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2" in \
-            host.file("/etc/vllm/%s.env" % name).content_string.splitlines()
+        lines = [line for line in host.file("/etc/vllm/%s.env" % name).content_string.splitlines()
+                 if line.startswith("VLLM_NCCL_SO_PATH=")]
+        assert len(lines) == 1, name
+        path = lines[0].split("=", 1)[1]
+        assert path.endswith("/x86_64-linux-gnu/libnccl.so.2"), path
+        assert host.check_output("readlink -f %s" % path) == pinned
     assert "NCCL version 2.14.3+cuda11.7" in host.check_output(
         "grep -a -o 'NCCL version [0-9.]*+cuda[0-9.]*' $(readlink -f /usr/lib/x86_64-linux-gnu/libnccl.so.2)")
 
