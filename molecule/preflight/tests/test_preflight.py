@@ -302,4 +302,3 @@ def test_nccl_baseline_broken_run_fails_and_keeps_baseline(tmp_path, host, nccl_
     assert "broken run of /opt/nccl-tests/build/all_reduce_perf" in proc.stdout
     assert "wrong results (#wrong > 0)" in proc.stdout
     assert host.file(BASELINE).content_string == before
-
