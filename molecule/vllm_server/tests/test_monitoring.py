@@ -29,11 +29,14 @@ SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 
 
 def _instances(host):
-    """name -> port from the environment files vllm_server left on the host."""
+    """name -> port from the environment files vllm_server left on the host (api-key.env, which
+    sits next to them, names no port and is no instance)."""
     out = {}
     for path in host.check_output("ls /etc/vllm/*.env").split():
         port = [l.split("=", 1)[1] for l in host.file(path).content_string.splitlines() if l.startswith("VLLM_PORT=")]
-        out[os.path.basename(path)[:-4]] = int(port[0])
+        if port:
+            out[os.path.basename(path)[:-4]] = int(port[0])
+    assert out, "no instance environment file in /etc/vllm"
     return out
 
 
