@@ -8,15 +8,10 @@ ansible-playbook in check mode against localhost, once for all cases; each case 
 or its failure messages. That nothing changes on a refused host is proven on the simulated host
 (molecule scenario vllm_server, test_monitoring.py::test_bad_thresholds_change_nothing).
 """
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 
 THRESHOLDS = "KV-cache thresholds"
 RUNS = "vllm_monitoring_alert_consecutive_runs="
@@ -50,33 +45,10 @@ CASES = {
 }
 
 
-def _collections_path():
-    parts = ROOT.split(os.sep)
-    if parts[-3:-1] == ["ansible_collections", "gpu_fleet"]:
-        return os.sep.join(parts[:-3])
-    return os.path.join(ROOT, ".build", "ac")
-
-
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("validate")
+def results(tmp_path_factory, run_harness):
     cases = [{"id": k, "vars": v[0]} for k, v in CASES.items()]
-    (tmp / "cases.json").write_text(json.dumps(cases))
-    (tmp / "ansible.cfg").write_text("[defaults]\n")
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=_collections_path(), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"), ANSIBLE_HOME=str(tmp / "home"),
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_RETRY_FILES_ENABLED="false", ANSIBLE_CONFIG=str(tmp / "ansible.cfg"), LC_ALL="C.UTF-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ansible.cli.playbook", "--check", "-i", "localhost,",
-         os.path.join(HERE, "harness", "vllm_monitoring_validate.yml"),
-         "-e", "cases_file=%s results_file=%s" % (tmp / "cases.json", tmp / "results.json"),
-         "-e", "ansible_python_interpreter=%s" % sys.executable],
-        env=env, cwd=str(tmp), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-        timeout=600, check=False)
-    assert proc.returncode == 0, proc.stdout
-    assert "Traceback" not in proc.stdout
-    return json.loads((tmp / "results.json").read_text())
+    return run_harness(tmp_path_factory.mktemp("validate"), "vllm_monitoring_validate.yml", cases)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -36,10 +36,12 @@ def plant(tmp_path):
     return proc, outside
 
 
-def run_module(tmp_path, keys, proc_root, check_mode=False):
+def run_module(tmp_path, keys, proc_root, check_mode=False, persisted_file=None):
     path = tmp_path / "args.json"
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
-        "keys": keys, "proc_root": str(proc_root), "_ansible_check_mode": check_mode}}))
+    args = {"keys": keys, "proc_root": str(proc_root), "_ansible_check_mode": check_mode}
+    if persisted_file is not None:
+        args["persisted_file"] = str(persisted_file)
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
     env = dict(os.environ)
     env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
@@ -84,18 +86,6 @@ def test_keys_leaving_proc_root_are_invalid_and_never_written(tmp_path):
     assert outside.read_text() == "precious\n"
 
 
-def run_with_file(tmp_path, proc_root, persisted_file):
-    path = tmp_path / "args-file.json"
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
-        "keys": ["vm.swappiness"], "proc_root": str(proc_root), "persisted_file": str(persisted_file)}}))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
-
-
 def test_persisted_file_keys_are_read_in_sysctl_d_syntax(tmp_path):
     proc, dummy = plant(tmp_path)
     dropin = tmp_path / "90-gpu-fleet.conf"
@@ -108,19 +98,19 @@ def test_persisted_file_keys_are_read_in_sysctl_d_syntax(tmp_path):
                       "net/core/somaxconn = 4096\n"
                       "vm.swappiness = 1\n"
                       "not a setting\n")
-    rc, res = run_with_file(tmp_path, proc, dropin)
+    rc, res = run_module(tmp_path, ["vm.swappiness"], proc, persisted_file=dropin)
     assert rc == 0 and res["changed"] is False
     assert res["persisted"] == {"vm.swappiness": "1", "kernel.numa_balancing": "0", "net.core.somaxconn": "4096"}
 
 
 def test_missing_persisted_file_reads_as_empty(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_with_file(tmp_path, proc, tmp_path / "absent.conf")
+    rc, res = run_module(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path / "absent.conf")
     assert rc == 0 and res["persisted"] == {}
 
 
 def test_unreadable_persisted_file_fails_cleanly(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_with_file(tmp_path, proc, tmp_path)  # a directory: EISDIR
+    rc, res = run_module(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path)  # a directory: EISDIR
     assert rc == 1 and res["failed"] is True
     assert str(tmp_path) in res["msg"] and "persisted_file" in res["msg"]
