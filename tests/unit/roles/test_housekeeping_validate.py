@@ -8,7 +8,6 @@ ansible-playbook in check mode against localhost, once for all cases; each case 
 "accepted" or the failure messages. That the validation runs before anything changes is proven on
 the simulated host (molecule scenario host_tuning, test_refused_path_changes_nothing).
 """
-import os
 
 import pytest
 

@@ -8,7 +8,6 @@ ansible-playbook in check mode against localhost, once for all cases; each case 
 or its failure messages. That nothing changes on a refused host is proven on the simulated host
 (molecule scenario vllm_server, test_monitoring.py::test_bad_thresholds_change_nothing).
 """
-import os
 
 import pytest
 
