@@ -15,11 +15,9 @@ __metaclass__ = type
 import glob
 import os
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    COMMANDS,
-    detect_smi_failure,
-    sysfs_bus_id,
-)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._pci_bus import sysfs_bus_id
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import detect_smi_failure
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import COMMANDS
 
 
 def read_text(path):

@@ -293,8 +293,8 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gathe
     NcclGatherError,
     gather as nccl_gather,
 )
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import TopologyParseError
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    TopologyParseError,
     build_gpu_topology,
     unavailable_topology,
 )

@@ -449,9 +449,9 @@ import socket
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import TopologyParseError
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     COMMANDS,
-    TopologyParseError,
     build_gpu_topology,
     pci_bus_ids,
     unavailable_topology,
@@ -462,6 +462,58 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_g
 )
 
 
+# The parser of each command's output, named when an output is not understood.
+_PARSER_FILES = {"qx": "_query_xml.py", "topo": "_topo_matrix.py", "nvlink": "_nvlink.py"}
+
+
+def _unusable_smi(module, smi):
+    """(nvidia-smi path, None), or (None, unavailable facts saying why there is none to run)."""
+    if smi:
+        if not os.path.exists(smi):
+            return None, unavailable_topology("nvidia-smi not found at %s (nvidia_smi_path)" % smi)
+        if os.path.isdir(smi) or not os.access(smi, os.X_OK):
+            return None, unavailable_topology("%s is not an executable file (nvidia_smi_path)" % smi)
+        return smi, None
+    smi = module.get_bin_path("nvidia-smi")
+    if not smi:
+        return None, unavailable_topology(
+            "nvidia-smi not found on PATH (%s); install the NVIDIA driver utilities or set "
+            "nvidia_smi_path" % os.environ.get("PATH", ""))
+    return smi, None
+
+
+def _fail_unreadable(module, host, smi, exc, results, last):
+    """fail_json for output the parsers do not understand, with that command's output."""
+    keys = [k for k, v in COMMANDS.items() if "nvidia-smi " + " ".join(v) == exc.source]
+    result = results.get(keys[0], last) if keys else last
+    parser = _PARSER_FILES[keys[0]] if keys else "_topo_matrix.py, _query_xml.py or _nvlink.py"
+    module.fail_json(
+        msg="gpu_topology_facts on %s: cannot read the output of %s: %s. Check that "
+            "nvidia_smi_path is NVIDIA's nvidia-smi; if it is, this is a format the parser does "
+            "not know yet: add the output (returned here) to tests/fixtures/real/ and extend "
+            "plugins/module_utils/%s." % (host, smi, exc, parser),
+        rc=result.get("rc"), stdout=result.get("stdout", ""), stderr=result.get("stderr", ""))
+
+
+def _gather(module, smi, sysfs_root):
+    """Run nvidia-smi, read sysfs and build the facts; any failure ends in fail_json."""
+    host = socket.gethostname()
+    results, last = {}, {}
+    try:
+        results = run_nvidia_smi(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), smi)
+        last = results[list(results)[-1]]
+        return build_gpu_topology(results, read_sysfs(sysfs_root, pci_bus_ids(results)))
+    except TopologyParseError as exc:
+        _fail_unreadable(module, host, smi, exc, results, last)
+    except Exception as exc:  # never a traceback: report what failed and where
+        module.fail_json(
+            msg="gpu_topology_facts on %s: unexpected %s while building facts from %s: %s (this is a "
+                "bug in gpu_fleet.vllm_serving; please report it with the outputs returned here)"
+                % (host, type(exc).__name__, smi, exc),
+            rc=last.get("rc"), stdout=last.get("stdout", ""), stderr=last.get("stderr", ""),
+            outputs=results)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -470,49 +522,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    host = socket.gethostname()
-    smi = module.params["nvidia_smi_path"]
-    sysfs_root = module.params["sysfs_root"]
-
-    def done(facts):
-        module.exit_json(changed=False, ansible_facts={"gpu_topology": facts})
-
-    if smi:
-        if not os.path.exists(smi):
-            done(unavailable_topology("nvidia-smi not found at %s (nvidia_smi_path)" % smi))
-        if os.path.isdir(smi) or not os.access(smi, os.X_OK):
-            done(unavailable_topology("%s is not an executable file (nvidia_smi_path)" % smi))
-    else:
-        smi = module.get_bin_path("nvidia-smi")
-        if not smi:
-            done(unavailable_topology(
-                "nvidia-smi not found on PATH (%s); install the NVIDIA driver utilities or set "
-                "nvidia_smi_path" % os.environ.get("PATH", "")))
-
-    results = {}
-    last = {}
-    try:
-        results = run_nvidia_smi(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), smi)
-        last = results[list(results)[-1]]
-        sysfs = read_sysfs(sysfs_root, pci_bus_ids(results))
-        facts = build_gpu_topology(results, sysfs)
-    except TopologyParseError as exc:
-        key = [k for k, v in COMMANDS.items() if "nvidia-smi " + " ".join(v) == exc.source]
-        result = results.get(key[0], last) if key else last
-        module.fail_json(
-            msg="gpu_topology_facts on %s: cannot read the output of %s: %s. Check that "
-                "nvidia_smi_path is NVIDIA's nvidia-smi; if it is, this is a format the parser does "
-                "not know yet: add the output (returned here) to tests/fixtures/real/ and extend "
-                "plugins/module_utils/_topology.py." % (host, smi, exc),
-            rc=result.get("rc"), stdout=result.get("stdout", ""), stderr=result.get("stderr", ""))
-    except Exception as exc:  # never a traceback: report what failed and where
-        module.fail_json(
-            msg="gpu_topology_facts on %s: unexpected %s while building facts from %s: %s (this is a "
-                "bug in gpu_fleet.vllm_serving; please report it with the outputs returned here)"
-                % (host, type(exc).__name__, smi, exc),
-            rc=last.get("rc"), stdout=last.get("stdout", ""), stderr=last.get("stderr", ""),
-            outputs=results)
-    done(facts)
+    smi, facts = _unusable_smi(module, module.params["nvidia_smi_path"])
+    if facts is None:
+        facts = _gather(module, smi, module.params["sysfs_root"])
+    module.exit_json(changed=False, ansible_facts={"gpu_topology": facts})
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ import re
 
 import pytest
 
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import TopologyParseError
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    TopologyParseError,
     build_gpu_topology,
     pci_bus_ids,
 )
@@ -250,6 +250,13 @@ def test_nothing_given():
 
 @pytest.mark.parametrize("relative", [
     "plugins/module_utils/_topology.py",
+    "plugins/module_utils/_smi_errors.py",
+    "plugins/module_utils/_pci_bus.py",
+    "plugins/module_utils/_links.py",
+    "plugins/module_utils/_topo_matrix.py",
+    "plugins/module_utils/_query_xml.py",
+    "plugins/module_utils/_nvlink.py",
+    "plugins/module_utils/_topology_gather.py",
     "plugins/module_utils/_cpulist.py",
     "plugins/modules/gpu_topology_facts.py",
 ])

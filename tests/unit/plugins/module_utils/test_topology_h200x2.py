@@ -14,12 +14,10 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    build_gpu_topology,
-    parse_nvlink_status,
-    parse_query_xml,
-    parse_topo_matrix,
-)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nvlink import parse_nvlink_status
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._query_xml import parse_query_xml
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topo_matrix import parse_topo_matrix
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import build_gpu_topology
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "h200x2_nvlink")
 

@@ -16,11 +16,9 @@ import json
 import os
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    build_gpu_topology,
-    parse_nvlink_status,
-    parse_topo_matrix,
-)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nvlink import parse_nvlink_status
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topo_matrix import parse_topo_matrix
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import build_gpu_topology
 
 HERE = os.path.dirname(__file__)
 REAL = os.path.join(HERE, "..", "..", "..", "fixtures", "real", "h200x4_nvswitch")

@@ -17,10 +17,8 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
-    build_gpu_topology,
-    parse_query_xml,
-)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._query_xml import parse_query_xml
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import build_gpu_topology
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 QX_02 = "public/qx_02_a100_sxm4_4gpu_host_mig4_xml_one_gpu_block_remapped_rows_na.txt"

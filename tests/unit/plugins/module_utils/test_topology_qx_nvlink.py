@@ -15,15 +15,17 @@ import os
 
 import pytest
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nvlink import parse_nvlink_status
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._pci_bus import (
+    nvsmi_bus_id,
+    sysfs_bus_id,
+)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._query_xml import parse_query_xml
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import (
     TopologyParseError,
     TruncatedOutputError,
     detect_smi_failure,
     find_handle_errors,
-    nvsmi_bus_id,
-    parse_nvlink_status,
-    parse_query_xml,
-    sysfs_bus_id,
 )
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")

@@ -15,14 +15,13 @@ import os
 
 import pytest
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._cpulist import parse_cpulist
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._links import nvlink_islands
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import (
     TopologyParseError,
     TruncatedOutputError,
-    link_class,
-    nvlink_islands,
-    parse_cpulist,
-    parse_topo_matrix,
 )
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topo_matrix import parse_topo_matrix
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 
@@ -233,12 +232,6 @@ def test_h200_vm_ansi_underlined_header_double_tab():
 def test_crlf_line_endings_parse_the_same():
     text = read("public/topo_03_a30_4gpu_nv4_pairs_cross_socket.txt")
     assert parse_topo_matrix(text.replace("\n", "\r\n")) == parse_topo_matrix(text)
-
-
-def test_link_class_mapping():
-    assert [link_class(c) for c in ("X", "NV18", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC")] == [
-        "self", "nvlink", "pix", "pxb", "phb", "node", "sys", "sys"]
-    assert link_class("FOO") is None
 
 
 # ---- robustness ----------------------------------------------------------------------------
