@@ -2,6 +2,9 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """GPU-to-GPU links: the ``topo -m`` codes, their classes, their order and the NVLink islands.
 
 The one home of these ideas: the ``topo -m`` parser and the facts merge (``link_class`` matrix,
@@ -10,9 +13,6 @@ facts) all classify links here.
 
 ``topo -m`` codes: ``X`` (self), ``NV<n>`` (n bonded NVLinks), ``PIX``, ``PXB``, ``PHB``,
 ``NODE``, ``SYS``; drivers before ~R384 print ``SOC`` for ``SYS``.
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -85,8 +85,7 @@ def link_order(code: Any, cls: str) -> Tuple[int, int]:
 
 def matrix_cell(matrix: Optional[Sequence], a: int, b: int) -> Any:
     """``matrix[a][b]``, or None where the matrix has no such cell (short rows, no row)."""
-    if matrix is not None and 0 <= a < len(matrix) and isinstance(matrix[a], (list, tuple)) \
-            and 0 <= b < len(matrix[a]):
+    if matrix is not None and a < len(matrix) and isinstance(matrix[a], (list, tuple)) and b < len(matrix[a]):
         return matrix[a][b]
     return None
 

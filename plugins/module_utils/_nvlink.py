@@ -2,13 +2,13 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """Parser of ``nvidia-smi nvlink -s`` (``--status``): each GPU's NVLinks and their speed.
 
 The format (real captures under ``tests/fixtures/real/``): ``GPU n: <name> (UUID: ...)``
 followed by ``Link n: <x> GB/s`` or ``Link n: <inactive>`` lines.
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,10 +25,11 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors
     raw_lines,
 )
 
+# a GPU without NVLink support says so instead of listing links
+_NVLINK_INFO_RE = re.compile(r"^\s*NVML: Unable to retrieve NVLink information.*$", re.IGNORECASE)
 _NVLINK_GPU_RE = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*\(UUID:\s*([^)\s]+)\s*\)\s*$")
 _NVLINK_LINK_RE = re.compile(r"^\s*Link\s+(\d+)\s*:\s*(.*?)\s*$")
 _NVLINK_SPEED_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*GB/s$")
-_NVLINK_INFO_RE = re.compile(r"^\s*NVML: Unable to retrieve NVLink information.*$", re.IGNORECASE)
 
 
 def _link(match, source, line_no, raw_line):

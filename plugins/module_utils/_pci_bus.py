@@ -2,14 +2,14 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """PCI bus ids in the two spellings a GPU host uses: nvidia-smi's and sysfs's.
 
 ``nvidia-smi`` prints ``00000000:4B:00.0`` (8-digit domain, upper case); ``/sys/bus/pci/devices``
 names the same device ``0000:4b:00.0``. Every parser and the facts merge compare bus ids in
 nvidia-smi's spelling and read sysfs in its own.
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function

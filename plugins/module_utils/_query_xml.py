@@ -2,14 +2,14 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """Parser of ``nvidia-smi -q -x``: one entry per ``<gpu>`` (name, memory, MIG, ECC, PCIe, health).
 
 The XML uses the element names of ``nvsmi_device_v11.dtd`` .. ``v13`` (real captures under
 ``tests/fixtures/real/``); lines outside the XML (handle errors, ``WARNING: ...``) are kept as
 messages.
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function

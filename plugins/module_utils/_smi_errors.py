@@ -2,15 +2,15 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """When nvidia-smi fails: the parse errors, host-level failures and per-GPU handle errors.
 
 Every parser of nvidia-smi output (``_topo_matrix``, ``_query_xml``, ``_nvlink``) raises the
 errors defined here and skips the messages recognised here; the facts merge (``_topology``) turns
 a host-level failure into ``available: false``. The lines are read through ``output_lines`` so
 that each parser sees the same text (ANSI escapes removed, any line ending).
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function

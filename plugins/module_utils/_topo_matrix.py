@@ -2,6 +2,9 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """Parser of ``nvidia-smi topo -m`` (and ``topo -mp``): the GPU x device matrix of link codes.
 
 The format (real captures under ``tests/fixtures/real/``): a header naming the GPU, NIC and
@@ -10,9 +13,6 @@ affinity columns, one row per device with a link code per device column (``X``, 
 then affinity cells whose columns changed over driver generations (``CPU Affinity`` only; then
 ``NUMA Affinity``; then ``GPU NUMA ID``). Tab or space separated, sometimes with ANSI underline
 escapes around the header and a ``Legend:`` / ``NIC Legend:`` block after the matrix.
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -2,6 +2,9 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """The ``gpu_topology`` facts: the three nvidia-smi outputs and sysfs merged into one dict.
 
 ``build_gpu_topology`` is a short driver: one function reads each source (``-q -x`` through
@@ -9,9 +12,6 @@
 through ``_smi_errors``), then the GPUs are paired across the outputs and sysfs, and the links,
 NVLinks and NUMA nodes are attached. A source that makes the host unusable stops the build with
 ``available: false`` and a ``reason`` quoting the tool.
-
-Private to the collection: only this collection's modules and module_utils import it; names may
-change without notice. Pure code: no Ansible imports, no I/O. Runs on Python 3.9 and later.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -285,10 +285,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance as checks
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import (
-    LayoutError,
-    plan_layout,
-)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import (
     NcclGatherError,
     gather as nccl_gather,

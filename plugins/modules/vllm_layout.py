@@ -344,10 +344,8 @@ import os
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import (
-    LayoutError,
-    plan_layout,
-)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError
 
 _COMPARED_KEYS = ("num_attention_heads", "num_key_value_heads", "num_hidden_layers", "hidden_size",
                   "intermediate_size", "vocab_size", "torch_dtype")

@@ -17,12 +17,12 @@ import os
 
 import pytest
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import (
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import (
     LayoutError,
     count_parameters,
     memory_per_gpu,
     model_figures,
-    plan_layout,
     tensor_parallel_violation,
     valid_tensor_parallel_sizes,
 )

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import model_figures
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import model_figures
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 MODELS = os.path.join(ROOT, "tests", "fixtures", "models")

@@ -1,0 +1,210 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module_utils file is PRIVATE to the collection: only this collection's modules and
+# module_utils import it, and its names may change at any time.
+# Pure code: no Ansible imports, no I/O.
+"""Model figures for the layout planner: what a config.json says a model needs per GPU.
+
+Rules (vLLM 0.6.x, Qwen2 family; see docs in the module ``vllm_layout``):
+
+* ``tensor_parallel_size`` (TP) divides ``num_attention_heads``; KV heads: ``kv % tp == 0`` when
+  ``kv >= tp``, else ``tp % kv == 0`` (KV heads are replicated). vLLM checks the first rule up
+  front (``Total number of attention heads (28) must be divisible by tensor parallel size (3).``)
+  and the second as an assertion inside the workers (``vllm/model_executor/models/qwen2.py``).
+* memory per GPU: weights/(TP*PP) + KV cache of ONE sequence of ``max_model_len`` tokens
+  + 1 GiB activation/CUDA-graph reserve.
+
+``LayoutError`` is the error of the whole planner (``_layout_search``, ``_layout``); it lives
+here, at the bottom of the three.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from typing import Any, Dict, List, Optional
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+#: Fixed per-GPU reserve for activations, CUDA graphs and the CUDA context (bytes).
+RESERVE_BYTES = 1 * GIB
+
+#: Bytes per parameter for the dtypes config.json uses (``torch_dtype``, newer ``dtype``).
+DTYPE_BYTES = {
+    "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "half": 2,
+    "float32": 4, "fp32": 4, "float": 4,
+}
+
+_REQUIRED_CONFIG_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers",
+                         "num_attention_heads", "vocab_size")
+#: rope types whose factor vLLM does not multiply into the derived max length
+_UNSCALED_ROPE_TYPES = ("su", "longrope", "llama3", "mrope", "default", None)
+
+
+class LayoutError(Exception):
+    """A layout that cannot work (or cannot be planned); the message says why and what would."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Tensor-parallel sizes
+
+
+def tensor_parallel_violation(tp: int, num_heads: int, num_kv_heads: int) -> Optional[str]:
+    """Return a sentence naming the broken rule for ``tp``, or None when tp is valid."""
+    problems = []
+    if num_heads % tp:
+        problems.append("%d attention heads are not divisible by %d (vLLM: 'Total number of attention heads "
+                        "(%d) must be divisible by tensor parallel size (%d).')" % (num_heads, tp, num_heads, tp))
+    if num_kv_heads >= tp:
+        if num_kv_heads % tp:
+            problems.append("%d KV heads are not divisible by %d (KV rule: kv %% tp == 0 when kv >= tp)"
+                            % (num_kv_heads, tp))
+    elif tp % num_kv_heads:
+        problems.append("%d is not a multiple of the %d KV heads (KV rule: tp %% kv == 0 when tp > kv)"
+                        % (tp, num_kv_heads))
+    return "; ".join(problems) or None
+
+
+def valid_tensor_parallel_sizes(num_heads: int, num_kv_heads: int) -> List[int]:
+    """All TP sizes allowed by the attention-head and KV-head rules, ascending."""
+    return [tp for tp in range(1, num_heads + 1) if tensor_parallel_violation(tp, num_heads, num_kv_heads) is None]
+
+
+def describe_tp_sizes(valid: List[int], limit: Optional[int] = None) -> str:
+    """``"1, 2, 4"`` (the valid sizes up to ``limit``), or ``"none"``."""
+    values = [v for v in valid if limit is None or v <= limit]
+    return ", ".join(str(v) for v in values) if values else "none"
+
+
+# ----------------------------------------------------------------------------------------------
+# config.json
+
+
+def _positive_int(cfg, key, required=True):
+    value = cfg.get(key)
+    if value is None:
+        if required:
+            raise LayoutError("config.json has no %r" % key)
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LayoutError("config.json key %r must be a positive integer, got %r" % (key, value))
+    return value
+
+
+def _head_dim(cfg, fig):
+    head_dim = _positive_int(cfg, "head_dim", required=False)
+    if head_dim is not None:
+        return head_dim
+    if fig["hidden_size"] % fig["num_attention_heads"]:
+        raise LayoutError("config.json: hidden_size %d is not divisible by num_attention_heads %d and no head_dim is given"
+                          % (fig["hidden_size"], fig["num_attention_heads"]))
+    return fig["hidden_size"] // fig["num_attention_heads"]
+
+
+def _dtype(cfg):
+    dtype = cfg.get("torch_dtype", cfg.get("dtype"))
+    if dtype is None:
+        raise LayoutError("config.json has no torch_dtype (or dtype); cannot size the weights")
+    dtype = str(dtype).replace("torch.", "")
+    if dtype not in DTYPE_BYTES:
+        raise LayoutError("config.json torch_dtype %r is not one of %s" % (dtype, ", ".join(sorted(DTYPE_BYTES))))
+    return dtype
+
+
+def _max_position(cfg):
+    max_pos = _positive_int(cfg, "max_position_embeddings", required=False)
+    scaling = cfg.get("rope_scaling")
+    if max_pos is not None and isinstance(scaling, dict) and scaling.get("factor"):
+        kind = scaling.get("rope_type", scaling.get("type"))
+        # vLLM multiplies the derived max length by the factor except for these rope types
+        if kind not in _UNSCALED_ROPE_TYPES:
+            max_pos = int(max_pos * float(scaling["factor"]))
+    return max_pos
+
+
+def model_figures(model_config: Any) -> Dict[str, Any]:
+    """Normalise the figures of a config.json dict that the planner uses.
+
+    Raises LayoutError when a needed key is missing or has a wrong type.
+    ``num_key_value_heads`` defaults to ``num_attention_heads`` (transformers' documented default:
+    no key = multi-head attention); ``tie_word_embeddings`` defaults to false for ``qwen2``
+    (Qwen2Config) and true otherwise (PretrainedConfig); q/k/v projections carry biases for
+    ``qwen2`` unless ``attention_bias`` says otherwise.
+    """
+    if not isinstance(model_config, dict):
+        raise LayoutError("model config must be a mapping (config.json contents), got %s" % type(model_config).__name__)
+    cfg = model_config
+    missing = [k for k in _REQUIRED_CONFIG_KEYS if k not in cfg]
+    if missing:
+        raise LayoutError("config.json lacks %s (needs %s)" % (", ".join(missing), ", ".join(_REQUIRED_CONFIG_KEYS)))
+    fig = dict((key, _positive_int(cfg, key)) for key in _REQUIRED_CONFIG_KEYS)
+    kv = _positive_int(cfg, "num_key_value_heads", required=False)
+    fig["num_key_value_heads"] = kv if kv is not None else fig["num_attention_heads"]
+    fig["head_dim"] = _head_dim(cfg, fig)
+    model_type = str(cfg.get("model_type") or "")
+    fig["model_type"] = model_type
+    tie = cfg.get("tie_word_embeddings")
+    fig["tie_word_embeddings"] = bool(tie) if tie is not None else model_type != "qwen2"
+    bias = cfg.get("attention_bias")
+    fig["qkv_bias"] = bool(bias) if bias is not None else model_type == "qwen2"
+    fig["dtype"] = _dtype(cfg)
+    fig["dtype_bytes"] = DTYPE_BYTES[fig["dtype"]]
+    fig["max_position_embeddings"] = _max_position(cfg)
+    fig["parameters"] = count_parameters(fig)
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# Sizes
+
+
+def count_parameters(fig: Dict[str, Any]) -> int:
+    """Parameter count of a decoder-only (Qwen2/Llama-shaped) model from its figures.
+
+    Embeddings (+ untied lm_head) + per layer: q, k, v (with biases when ``qkv_bias``), o,
+    gate/up/down MLP, two RMSNorms; + final norm.
+    """
+    hidden = fig["hidden_size"]
+    q_out = fig["num_attention_heads"] * fig["head_dim"]
+    kv_out = fig["num_key_value_heads"] * fig["head_dim"]
+    bias = 1 if fig["qkv_bias"] else 0
+    embed = fig["vocab_size"] * hidden
+    lm_head = 0 if fig["tie_word_embeddings"] else embed
+    per_layer = (hidden * q_out + bias * q_out
+                 + 2 * (hidden * kv_out + bias * kv_out)
+                 + q_out * hidden
+                 + 3 * hidden * fig["intermediate_size"]
+                 + 2 * hidden)
+    return embed + lm_head + fig["num_hidden_layers"] * per_layer + hidden
+
+
+def kv_heads_per_gpu(num_kv_heads: int, tp: int) -> int:
+    """KV heads each TP rank holds: kv/tp, or 1 when tp > kv (vLLM replicates KV heads)."""
+    return max(num_kv_heads // tp, 1)
+
+
+def memory_per_gpu(fig: Dict[str, Any], tp: int, pp: int, max_model_len: int) -> Dict[str, float]:
+    """Bytes one GPU needs for a TP x PP instance: dict weights, kv_cache, reserve, total."""
+    weights = fig["parameters"] * fig["dtype_bytes"] / float(tp * pp)
+    kv = (2.0 * fig["num_hidden_layers"] * kv_heads_per_gpu(fig["num_key_value_heads"], tp)
+          * fig["head_dim"] * fig["dtype_bytes"] * max_model_len / pp)
+    return {"weights": weights, "kv_cache": kv, "reserve": float(RESERVE_BYTES),
+            "total": weights + kv + RESERVE_BYTES}
+
+
+def gib(num_bytes: float) -> float:
+    return num_bytes / float(GIB)
+
+
+def fmt_gib(num_bytes: float) -> str:
+    return "%.1f GiB" % gib(num_bytes)
+
+
+def memory_sentence(model_label: str, need: Dict[str, float], tp: int, pp: int, max_model_len: int) -> str:
+    """What one GPU of a TP x PP instance holds, as a sentence for explanations and errors."""
+    return ("%s needs %s per GPU at tensor_parallel_size=%d, pipeline_parallel_size=%d (weights %s + KV cache "
+            "for one %d-token sequence %s + %s reserve)"
+            % (model_label, fmt_gib(need["total"]), tp, pp, fmt_gib(need["weights"]), max_model_len,
+               fmt_gib(need["kv_cache"]), fmt_gib(need["reserve"])))
