@@ -163,7 +163,7 @@ EXAMPLES = r"""
 
 - name: Show why this layout
   ansible.builtin.debug:
-    msg: "{{ ansible_facts.vllm_layout.explanation }}"
+    var: ansible_facts.vllm_layout.explanation
 """
 
 RETURN = r"""
@@ -378,6 +378,47 @@ def _parse_layout(module, layout):
     return layout
 
 
+def _model_config(module, host):
+    """(config.json dict, "host" | "controller"): the host's file wins over model_config."""
+    params = module.params
+    config_path = os.path.join(params["model_path"], "config.json") if params["model_path"] else None
+    if config_path and os.path.isfile(config_path):
+        config = _read_host_config(module, config_path)
+        other = params["model_config"]
+        if other:
+            differ = [k for k in _COMPARED_KEYS if k in other and other.get(k) != config.get(k)]
+            if differ:
+                module.warn("vllm_layout: %s on host %s differs from the controller's model_config in %s; the "
+                            "host file is used" % (config_path, host, ", ".join(differ)))
+        return config, "host"
+    if params["model_config"]:
+        return params["model_config"], "controller"
+    where = ("%s does not exist on host %s" % (config_path, host)) if config_path else "model_path is not set"
+    module.fail_json(msg="vllm_layout: no config.json for %s: %s and model_config is not given; copy the model "
+                         "to the host or pass its config.json as model_config" % (params["model_name"], where))
+
+
+def _plan(module, host, config, source):
+    """The full plan, with the degraded plan (or None) under ``degraded``; LayoutError on failure."""
+    params = module.params
+    common = dict(host=host, model_name=params["model_name"], model_path=params["model_path"],
+                  endpoint_port=params["endpoint_port"], gpu_memory_utilization=params["gpu_memory_utilization"],
+                  max_model_len=params["max_model_len"], allow_mig=params["allow_mig"], config_source=source)
+    plan = plan_layout(params["topology"], config, _parse_layout(module, params["layout"]),
+                       base_port=params["base_port"], **common)
+    plan["degraded"] = None
+    if params["degraded_layout"] in (None, ""):
+        return plan
+    request = _parse_layout(module, params["degraded_layout"])
+    try:
+        degraded = plan_layout(params["topology"], config, request, base_port=params["degraded_base_port"],
+                               max_gpus=params["degraded_max_gpus"] if isinstance(request, str) else None, **common)
+    except LayoutError as exc:
+        raise LayoutError("degraded layout: %s" % exc)
+    plan["degraded"] = dict((k, degraded[k]) for k in ("request", "instances", "gpus_unused", "explanation"))
+    return plan
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -398,53 +439,12 @@ def main():
         ),
         supports_check_mode=True,
     )
-    params = module.params
-    if not params["host"]:
-        params["host"] = socket.gethostname()
-    host = params["host"]
-
-    config, source = None, None
-    config_path = os.path.join(params["model_path"], "config.json") if params["model_path"] else None
-    if config_path and os.path.isfile(config_path):
-        config, source = _read_host_config(module, config_path), "host"
-        other = params["model_config"]
-        if other:
-            differ = [k for k in _COMPARED_KEYS if k in other and other.get(k) != config.get(k)]
-            if differ:
-                module.warn("vllm_layout: %s on host %s differs from the controller's model_config in %s; the "
-                            "host file is used" % (config_path, host, ", ".join(differ)))
-    elif params["model_config"]:
-        config, source = params["model_config"], "controller"
-    else:
-        where = ("%s does not exist on host %s" % (config_path, host)) if config_path else "model_path is not set"
-        module.fail_json(msg="vllm_layout: no config.json for %s: %s and model_config is not given; copy the model "
-                             "to the host or pass its config.json as model_config"
-                             % (params["model_name"], where))
-
-    layout = _parse_layout(module, params["layout"])
+    if not module.params["host"]:
+        module.params["host"] = socket.gethostname()
+    host = module.params["host"]
+    config, source = _model_config(module, host)
     try:
-        plan = plan_layout(
-            params["topology"], config, layout,
-            host=host, model_name=params["model_name"], model_path=params["model_path"],
-            base_port=params["base_port"], endpoint_port=params["endpoint_port"],
-            gpu_memory_utilization=params["gpu_memory_utilization"], max_model_len=params["max_model_len"],
-            allow_mig=params["allow_mig"], config_source=source,
-        )
-        plan["degraded"] = None
-        if params["degraded_layout"] not in (None, ""):
-            degraded_request = _parse_layout(module, params["degraded_layout"])
-            try:
-                degraded = plan_layout(
-                    params["topology"], config, degraded_request,
-                    host=host, model_name=params["model_name"], model_path=params["model_path"],
-                    base_port=params["degraded_base_port"], endpoint_port=params["endpoint_port"],
-                    gpu_memory_utilization=params["gpu_memory_utilization"], max_model_len=params["max_model_len"],
-                    allow_mig=params["allow_mig"], config_source=source,
-                    max_gpus=params["degraded_max_gpus"] if isinstance(degraded_request, str) else None,
-                )
-            except LayoutError as exc:
-                raise LayoutError("degraded layout: %s" % exc)
-            plan["degraded"] = dict((k, degraded[k]) for k in ("request", "instances", "gpus_unused", "explanation"))
+        plan = _plan(module, host, config, source)
     except LayoutError as exc:
         module.fail_json(msg=str(exc), config_source=source)
     except Exception as exc:  # pylint: disable=broad-except
