@@ -2,7 +2,7 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Unit tests of the layout planner (plugins/module_utils/_layout.py).
+"""Unit tests of the layout planner (plugins/module_utils/_layout.py, _layout_model.py, _layout_search.py).
 
 Topologies are built by hand from the profile descriptions; model figures come from
 tests/fixtures/models/*/config.json (generated from qwen2.5-family.tsv). Expected numbers are
