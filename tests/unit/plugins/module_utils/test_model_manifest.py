@@ -24,11 +24,12 @@ import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _model_manifest as mm
 from ansible_collections.gpu_fleet.vllm_serving.plugins.modules.model_verify import scan
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_path, fixture_text
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 REPO = "Qwen/Qwen2.5-0.5B-Instruct"
 REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-PLANTED = os.path.join(ROOT, "tests", "fixtures", "hub", REPO, REV)
+HUB = "hub/%s/%s" % (REPO, REV)
+PLANTED = fixture_path(HUB)
 # From model-info.json (git hash-object / sha256sum / stat):
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"
 WEIGHTS_SIZE = 65712
@@ -38,8 +39,7 @@ HOST = "gpu-test-01"
 
 
 def hub_info():
-    with open(os.path.join(PLANTED, "model-info.json")) as handle:
-        return json.load(handle)
+    return json.loads(fixture_text(HUB + "/model-info.json"))
 
 
 @pytest.fixture
@@ -117,8 +117,7 @@ def test_sha256_is_streamed_in_chunks():
             reads.append(size)
             return io.BytesIO.read(self, size)
 
-    with open(os.path.join(PLANTED, "model.safetensors"), "rb") as handle:
-        data = handle.read()
+    data = fixture_text(HUB + "/model.safetensors", "rb")
     assert mm.sha256_stream(Counting(data), 4096) == WEIGHTS_SHA256
     assert set(reads) == {4096} and len(reads) == WEIGHTS_SIZE // 4096 + 2
 
@@ -264,8 +263,7 @@ def test_recorded_files_are_not_hashed_again_until_they_change(model):
 # --- preflight: controller copy vs the hub's config.json ---------------------------------------------
 
 def test_config_comparison_fails_on_planner_keys_and_warns_on_others():
-    with open(os.path.join(PLANTED, "config.json")) as handle:
-        hub_cfg = json.load(handle)
+    hub_cfg = json.loads(fixture_text(HUB + "/config.json"))
     controller = dict(hub_cfg, num_attention_heads=28, use_cache=False)
     findings = mm.compare_configs(controller, hub_cfg, HOST)
     assert [(f["id"], f["severity"], f["expected"], f["actual"]) for f in findings] == [
