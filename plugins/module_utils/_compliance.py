@@ -736,16 +736,16 @@ def check_units(host, instances, units, target=None, deployed=True):
 
 # --- the module's inputs ------------------------------------------------------------------------
 
-MODES = ("auto", "preflight", "post_deploy")
-MODE_ALIASES = {}   # deprecated mode name -> its current name
+MODES = ("auto", "pre_deploy", "post_deploy")
+MODE_ALIASES = {"preflight": "pre_deploy"}   # deprecated mode name -> its current name
 
 
 def resolve_mode(requested, deployed_marker):
     """The mode a run checks in. ``auto`` is ``post_deploy`` when the deployment marker (the
-    ``vllm@.service`` unit file) exists, else ``preflight``; a deprecated alias is its new name."""
+    ``vllm@.service`` unit file) exists, else ``pre_deploy``; a deprecated alias is its new name."""
     mode = MODE_ALIASES.get(requested, requested)
     if mode == "auto":
-        return "post_deploy" if deployed_marker else "preflight"
+        return "post_deploy" if deployed_marker else "pre_deploy"
     return mode
 
 

@@ -33,12 +33,14 @@ author:
 options:
   mode:
     description:
-      - C(preflight) - before deployment; deployed-state checks (packages, units, host_tuning,
+      - C(pre_deploy) - before deployment; deployed-state checks (packages, units, host_tuning,
         housekeeping) report C(not_applicable) when nothing of ours is installed yet.
       - C(post_deploy) - everything must be in place.
-      - C(auto) - C(post_deploy) when O(unit_file) exists, else C(preflight).
+      - C(auto) - C(post_deploy) when O(unit_file) exists, else C(pre_deploy).
+      - C(preflight) - deprecated alias of C(pre_deploy) (the result reports C(pre_deploy));
+        it will be removed in version 1.0.0 of the collection.
     type: str
-    choices: [auto, preflight, post_deploy]
+    choices: [auto, pre_deploy, post_deploy, preflight]
     default: auto
   topology:
     description:
@@ -249,7 +251,7 @@ summary:
       description: Host name.
       type: str
     mode:
-      description: C(preflight) or C(post_deploy) (O(mode=auto) resolved).
+      description: C(pre_deploy) or C(post_deploy) (O(mode=auto) resolved, O(mode=preflight) reported as C(pre_deploy)).
       type: str
     compliant:
       description: True when no finding has severity C(fail).
@@ -305,7 +307,7 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_g
 ENV = {"LC_ALL": "C"}
 
 ARGUMENT_SPEC = dict(
-    mode=dict(type="str", default="auto", choices=["auto", "preflight", "post_deploy"]),
+    mode=dict(type="str", default="auto", choices=list(checks.MODES) + sorted(checks.MODE_ALIASES)),
     topology=dict(type="dict"),
     nvidia_smi_path=dict(type="path"),
     min_driver=dict(type="str", default="530.30.02"),
@@ -618,6 +620,10 @@ def main():
     bad = checks.parameter_problems(p)
     if bad:
         module.fail_json(msg="gpu_compliance on %s: %s" % (host, "; ".join(bad)))
+    if p["mode"] in checks.MODE_ALIASES:
+        module.deprecate("gpu_compliance: mode=%s is a deprecated alias; use mode=%s"
+                         % (p["mode"], checks.MODE_ALIASES[p["mode"]]),
+                         version="1.0.0", collection_name="gpu_fleet.vllm_serving")
     try:
         mode = checks.resolve_mode(p["mode"], os.path.exists(p["unit_file"]))
         findings, readings = inspect(Gatherer(module, host), mode)

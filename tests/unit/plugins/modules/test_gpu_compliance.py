@@ -38,10 +38,11 @@ def statuses(result, check_id):
     return [f["status"] for f in result["findings"] if f["id"] == check_id]
 
 
-def test_auto_before_deployment_is_preflight(tmp_path):
+def test_auto_before_deployment_is_pre_deploy(tmp_path):
     rc, res = check(tmp_path, model_config=QWEN7B, model_name="Qwen/Qwen2.5-7B-Instruct")
     assert rc == 0 and res["changed"] is False
-    assert res["summary"]["mode"] == "preflight" and res["readings"]["mode"] == "preflight"
+    assert res["summary"]["mode"] == "pre_deploy" and res["readings"]["mode"] == "pre_deploy"
+    assert not res.get("deprecations")
     assert res["summary"]["compliant"] is True
     assert statuses(res, "layout") == ["pass"] and statuses(res, "units") == ["not_applicable"]
     # the planned instances stand in for the deployed ones
@@ -55,6 +56,20 @@ def test_auto_with_the_unit_file_is_post_deploy(tmp_path):
     # deployed, but nothing of the housekeeping role is there: both fail, the host is not compliant
     assert statuses(res, "logrotate") == ["fail"] and statuses(res, "cron") == ["fail"]
     assert res["summary"]["compliant"] is False
+
+
+@pytest.mark.parametrize("mode", ["pre_deploy", "preflight"])
+def test_pre_deploy_and_its_deprecated_alias_preflight(tmp_path, mode):
+    (tmp_path / "vllm@.service").write_text(u"[Unit]\n")   # would be post_deploy under auto
+    rc, res = check(tmp_path, mode=mode)
+    assert rc == 0 and res["summary"]["mode"] == "pre_deploy" and res["readings"]["mode"] == "pre_deploy"
+    assert statuses(res, "units") == ["not_applicable"] and statuses(res, "logrotate") == ["not_applicable"]
+    deprecations = json.dumps(res.get("deprecations") or [])   # its form differs between ansible-core releases
+    if mode == "preflight":
+        assert "gpu_compliance: mode=preflight is a deprecated alias; use mode=pre_deploy" in deprecations
+        assert "1.0.0" in deprecations
+    else:
+        assert deprecations == "[]"
 
 
 def test_findings_come_in_catalog_order(tmp_path):
