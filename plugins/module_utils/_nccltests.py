@@ -35,6 +35,13 @@ __all__ = [
     "problems",
     "summary",
     "compare",
+    "parameter_problems",
+    "command_args",
+    "baseline_mismatch",
+    "run_problems",
+    "baseline_record",
+    "stored_message",
+    "compared_message",
 ]
 
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<(?P<stream>stdout|stderr|stddiag)>:")
@@ -292,3 +299,102 @@ def compare(baseline, current, max_drop_percent):
         out.append({"metric": metric, "baseline": old, "current": new, "drop_percent": drop,
                     "dropped": drop > max_drop_percent})
     return out
+
+
+# --- the nccl_baseline module: its parameters, the stored record and its messages ---------------
+
+BASELINE_SCHEMA = 1
+
+
+def fmt_busbw(value):
+    return "n/a" if value is None else "%.2f GB/s" % value
+
+
+def parameter_problems(params):
+    """(problems, environment as strings) of the nccl_baseline parameters; the binary is checked
+    by the module (it looks at the host)."""
+    p = params
+    bad = []
+    if not 0 < p["max_drop_percent"] < 100:
+        bad.append("max_drop_percent must be > 0 and < 100 (percent of the baseline), got %s; "
+                   "e.g. 15" % p["max_drop_percent"])
+    if p["gpus"] < 0:
+        bad.append("gpus must be >= 1 (the -g of nccl-tests) or 0 to leave -g out, got %d" % p["gpus"])
+    if p["timeout"] < 0:
+        bad.append("timeout must be >= 0 seconds, got %d" % p["timeout"])
+    if "-g" in p["args"] and p["gpus"]:
+        bad.append("give the GPU count once: args holds -g and gpus is %d; drop -g from args" % p["gpus"])
+    env = {}
+    for key, value in (p["environment"] or {}).items():
+        if value is None or isinstance(value, (dict, list)):
+            bad.append("environment.%s must be a string, got %r" % (key, value))
+        else:
+            env[str(key)] = str(value)
+    return bad, env
+
+
+def command_args(args, gpus):
+    """The benchmark's arguments: ``args`` plus ``-g gpus`` when gpus is set."""
+    return list(args) + (["-g", str(gpus)] if gpus else [])
+
+
+def _base(path):
+    return (path or "").split("/")[-1]
+
+
+def baseline_mismatch(baseline, args, binary):
+    """Why a run of ``binary args`` cannot be compared with ``baseline``; None when it can."""
+    if baseline.get("args") == args and _base(baseline.get("binary")) == _base(binary):
+        return None
+    return "was recorded with %s %s, this run would be %s %s" % (
+        _base(baseline.get("binary")) or "?", " ".join(baseline.get("args") or []), _base(binary), " ".join(args))
+
+
+def run_problems(parsed, rc, timeout):
+    """Why a finished run is no measurement (``problems`` plus its exit status); empty when sound."""
+    broken = problems(parsed)
+    if rc == 124 and timeout:
+        broken.insert(0, "killed after the timeout of %d s" % timeout)
+    elif rc != 0:
+        broken.insert(0, "exit status %d" % rc)
+    return broken
+
+
+def baseline_record(host, binary, args, env, elapsed, parsed, recorded):
+    """The stored baseline: what ran, where, when (``recorded``, UTC ISO 8601) and its figures."""
+    return {
+        "schema": BASELINE_SCHEMA,
+        "host": host,
+        "recorded": recorded,
+        "binary": binary,
+        "args": args,
+        "environment": dict((k, v) for k, v in env.items() if k != "LC_ALL"),
+        "elapsed_s": elapsed,
+        "summary": summary(parsed),
+        "devices": parsed["devices"],
+        "rows": [{"size": r["size"], "busbw_out_of_place": r["out_of_place"]["busbw"],
+                  "busbw_in_place": r["in_place"]["busbw"]} for r in parsed["rows"]],
+    }
+
+
+def stored_message(host, binary, path, figures):
+    return "%s: %s stored as baseline in %s: avg busbw %s, busbw at %d B %s" % (
+        host, _base(binary), path, fmt_busbw(figures["avg_busbw"]), figures["large_message_size"] or 0,
+        fmt_busbw(figures["large_message_busbw"]))
+
+
+def compared_message(host, binary, findings, figures, max_drop_percent, baseline, path):
+    """The one-line verdict of a comparison (``findings`` from ``compare``)."""
+    names = {"avg_busbw": "avg busbw", "large_message_busbw": "busbw at %s B" % figures["large_message_size"]}
+    dropped = [f for f in findings if f["dropped"]]
+    if dropped:
+        return "%s: %s bandwidth drop: %s (limit %g%%, baseline of %s in %s)" % (
+            host, _base(binary),
+            "; ".join("%s %s is %.1f%% below the baseline %s"
+                      % (names[f["metric"]], fmt_busbw(f["current"]), f["drop_percent"], fmt_busbw(f["baseline"]))
+                      for f in dropped),
+            max_drop_percent, baseline.get("recorded", "?"), path)
+    return "%s: %s within %g%% of the baseline: %s" % (
+        host, _base(binary), max_drop_percent,
+        "; ".join("%s %s (baseline %s)" % (names[f["metric"]], fmt_busbw(f["current"]), fmt_busbw(f["baseline"]))
+                  for f in findings))
