@@ -118,6 +118,95 @@ def _row(tokens, columns):
     return row
 
 
+# --- one handler per kind of comment line: handler(match, result, state) ---------------------
+
+def _on_version(match, result, state):
+    result["version"] = match.group("version")
+    for key, name in (("nccl-headers", "nccl_headers"), ("nccl-library", "nccl_library")):
+        found = re.search(r"\b%s=(\d+)" % key, match.group("rest"))
+        if found:
+            result[name] = int(found.group(1))
+
+
+def _on_collective(match, result, state):
+    result["collective"] = match.group("name")
+    if match.group("what") == "concluded":
+        result["concluded"] = True
+
+
+def _on_params(match, result, state):
+    for name, pattern in _PARAMS:
+        found = pattern.search(match.string)
+        if found:
+            value = found.group(1)
+            result["params"][name] = int(value) if value.isdigit() else value
+
+
+def _on_rank(match, result, state):
+    result["devices"].append({
+        "rank": int(match.group("rank")),
+        "group": int(match.group("group")) if match.group("group") is not None else None,
+        "pid": int(match.group("pid")), "host": match.group("host"),
+        "device": int(match.group("device")), "bus_id": match.group("bus"),
+        "name": match.group("name")})
+
+
+def _column_header(stripped):
+    """The names before ``time`` of a ``#  size  count  type ... time`` header line, else None."""
+    words = stripped.lstrip("#").split()
+    if words[:2] == ["size", "count"] and "time" in words:
+        return words[:words.index("time")]
+    return None
+
+
+def _on_columns(columns, result, state):
+    state["columns"] = columns
+
+
+def _on_out_of_bounds(match, result, state):
+    result["out_of_bounds"] = int(match.group("count"))
+    result["out_of_bounds_ok"] = match.group("verdict").upper() == "OK"
+
+
+def _on_average(match, result, state):
+    result["complete"] = True
+    try:
+        result["avg_busbw"] = float(match.group("value"))
+    except ValueError:
+        result["errors"].append(match.string)
+
+
+_COMMENT_LINES = (
+    (_VERSION.match, _on_version),
+    (_COLLECTIVE.match, _on_collective),
+    (_NTHREAD.match, _on_params),
+    (_RANK.match, _on_rank),
+    (_column_header, _on_columns),
+    (_OOB.match, _on_out_of_bounds),
+    (_AVG.match, _on_average),
+)
+
+
+def _comment(stripped, result, state):
+    """Hand a ``#`` line to its handler; other comments ("# Using devices", units ...) are skipped."""
+    for matcher, handler in _COMMENT_LINES:
+        match = matcher(stripped)
+        if match:
+            state["seen_marker"] = True
+            handler(match, result, state)
+            return
+
+
+def _empty_result():
+    return {
+        "version": None, "nccl_headers": None, "nccl_library": None, "collective": None,
+        "params": dict((name, None) for name, dummy in _PARAMS),
+        "devices": [], "rows": [], "out_of_bounds": None, "out_of_bounds_ok": None,
+        "avg_busbw": None, "complete": False, "concluded": False, "errors": [],
+        "mpi_tagged": False, "unparsed": [],
+    }
+
+
 def parse_nccl_tests(text):
     """Parse the output of an nccl-tests ``*_perf`` run.
 
@@ -133,15 +222,8 @@ def parse_nccl_tests(text):
 
     Raises NcclTestsParseError when the text holds neither a table row nor any nccl-tests line.
     """
-    result = {
-        "version": None, "nccl_headers": None, "nccl_library": None, "collective": None,
-        "params": dict((name, None) for name, dummy in _PARAMS),
-        "devices": [], "rows": [], "out_of_bounds": None, "out_of_bounds_ok": None,
-        "avg_busbw": None, "complete": False, "concluded": False, "errors": [],
-        "mpi_tagged": False, "unparsed": [],
-    }
-    columns = None
-    seen_marker = False
+    result = _empty_result()
+    state = {"columns": None, "seen_marker": False}
     for raw in (text or "").splitlines():
         line = raw.rstrip("\r")
         tag = _MPI_TAG.match(line)
@@ -153,71 +235,12 @@ def parse_nccl_tests(text):
             continue
         if _ERROR.search(stripped):
             result["errors"].append(stripped)
-            continue
-        if stripped.startswith("#"):
-            match = _VERSION.match(stripped)
-            if match:
-                seen_marker = True
-                result["version"] = match.group("version")
-                for key, name in (("nccl-headers", "nccl_headers"), ("nccl-library", "nccl_library")):
-                    found = re.search(r"\b%s=(\d+)" % key, match.group("rest"))
-                    if found:
-                        result[name] = int(found.group(1))
-                continue
-            match = _COLLECTIVE.match(stripped)
-            if match:
-                seen_marker = True
-                result["collective"] = match.group("name")
-                if match.group("what") == "concluded":
-                    result["concluded"] = True
-                continue
-            if _NTHREAD.match(stripped):
-                seen_marker = True
-                for name, pattern in _PARAMS:
-                    found = pattern.search(stripped)
-                    if found:
-                        value = found.group(1)
-                        result["params"][name] = int(value) if value.isdigit() else value
-                continue
-            match = _RANK.match(stripped)
-            if match:
-                seen_marker = True
-                result["devices"].append({
-                    "rank": int(match.group("rank")),
-                    "group": int(match.group("group")) if match.group("group") is not None else None,
-                    "pid": int(match.group("pid")), "host": match.group("host"),
-                    "device": int(match.group("device")), "bus_id": match.group("bus"),
-                    "name": match.group("name")})
-                continue
-            words = stripped.lstrip("#").split()
-            if words[:2] == ["size", "count"] and "time" in words:
-                seen_marker = True
-                columns = words[:words.index("time")]
-                continue
-            match = _OOB.match(stripped)
-            if match:
-                seen_marker = True
-                result["out_of_bounds"] = int(match.group("count"))
-                result["out_of_bounds_ok"] = match.group("verdict").upper() == "OK"
-                continue
-            match = _AVG.match(stripped)
-            if match:
-                seen_marker = True
-                result["complete"] = True
-                try:
-                    result["avg_busbw"] = float(match.group("value"))
-                except ValueError:
-                    result["errors"].append(stripped)
-                continue
-            continue  # other comments: "# Using devices", "#", units line, ...
-        if "NCCL INFO" in stripped:
-            continue  # NCCL_DEBUG=INFO chatter between the rows
-        row = _row(stripped.split(), columns)
-        if row is not None:
-            result["rows"].append(row)
-        else:
-            result["unparsed"].append(stripped)
-    if not result["rows"] and not seen_marker:
+        elif stripped.startswith("#"):
+            _comment(stripped, result, state)
+        elif "NCCL INFO" not in stripped:   # NCCL_DEBUG=INFO chatter between the rows is skipped
+            row = _row(stripped.split(), state["columns"])
+            result["rows" if row is not None else "unparsed"].append(row if row is not None else stripped)
+    if not result["rows"] and not state["seen_marker"]:
         raise NcclTestsParseError("no nccl-tests output found (no table row, no '# nThread', "
                                   "'# Avg bus bandwidth' or column header line)")
     return result
