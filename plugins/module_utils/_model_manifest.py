@@ -423,3 +423,57 @@ def revision_findings(pinned, hub_revision, on_disk_revision, host=""):
             "the directory holds revision %s, not the pinned %s: stage the pinned revision with "
             "model_store" % (on_disk_revision, pinned)))
     return findings
+
+
+# --- the model_verify module: its parameters, the manifest to verify against, the result ------
+
+def parameter_problem(revision, hub_info, repo_id, chunk_size, host):
+    """The first thing wrong with model_verify's parameters, as its message; None when sound."""
+    if revision and not is_commit(revision):
+        return ("model_verify on %s: revision %r is not a full 40-digit commit hash; pin the "
+                "commit (the hub shows it as 'sha' of the revision)" % (host, revision))
+    if hub_info is not None and not (repo_id and revision):
+        return "model_verify on %s: hub_info needs repo_id and revision" % host
+    if chunk_size < 4096:
+        return "model_verify on %s: chunk_size %d is too small; use at least 4096" % (host, chunk_size)
+    return None
+
+
+def expected_manifest(hub_info, repo_id, revision, fmt, conversions, on_disk, host=""):
+    """What to verify against: ``(manifest, recorded, findings)`` from the hub's answer (the copy's
+    own manifest.json then only lends its recorded checksums when it plans the same files), else
+    from the copy's manifest.json; None when there is neither. Raises ManifestError."""
+    if hub_info is not None:
+        manifest = manifest_from_hub(hub_info, repo_id, revision, fmt, conversions)
+        findings = revision_findings(revision, manifest["revision"], on_disk.get("revision") if on_disk else None,
+                                     host)
+        recorded = on_disk.get("verified") if on_disk and same_plan(on_disk, manifest) else {}
+        return manifest, recorded, findings
+    if on_disk is not None:
+        manifest = dict(on_disk)
+        return manifest, on_disk.get("verified") or {}, revision_findings(revision, None, manifest.get("revision"), host)
+    return None
+
+
+def updated_manifest(manifest, report, config):
+    """The manifest to record: ``manifest`` with this run's verified files and the copy's config."""
+    new = dict(manifest)
+    new.pop("verified", None)
+    new.pop("config", None)
+    new["verified"] = report["verified"]
+    if config is not None:
+        new["config"] = config
+    return new
+
+
+def verify_summary(counts, manifest, report):
+    """Counts per severity plus the manifest's size and what this run hashed and trusted."""
+    out = dict(counts)
+    out.update({
+        "files": len(manifest["files"]),
+        "bytes": sum(e["size"] for e in manifest["files"].values()),
+        "hashed": len(report["hashed"]),
+        "hashed_bytes": report["hashed_bytes"],
+        "trusted": len(report["trusted"]),
+    })
+    return out
