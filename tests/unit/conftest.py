@@ -14,6 +14,8 @@
 - ``run_harness(tmp, harness, cases)``: run a role's validation harness playbook
   (tests/unit/roles/harness/) over a list of cases with ``ansible-playbook --check`` on localhost
   and return its results ``{case id: result}``.
+- ``hub_info()`` / ``stage_planted_model(dest)``: the planted hub model tests/fixtures/hub/<repo>/<rev>/
+  (HUB_REPO, HUB_REV): the hub's answer for it (its model-info.json), and a staged copy of it.
 - ``collections_root()``: the directory holding ``ansible_collections`` for subprocesses.
 
 Test files import these functions::
@@ -26,6 +28,7 @@ __metaclass__ = type
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -34,6 +37,9 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 MODULES = os.path.join(ROOT, "plugins", "modules")
 HARNESS = os.path.join(HERE, "roles", "harness")
+HUB_REPO = "Qwen/Qwen2.5-0.5B-Instruct"
+HUB_REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
+HUB_MODEL = "hub/%s/%s" % (HUB_REPO, HUB_REV)
 
 
 def collections_root():
@@ -54,6 +60,19 @@ def fixture_text(rel, mode="r"):
     """Contents of ``tests/fixtures/<rel>``: text, or bytes with ``mode="rb"``."""
     with open(fixture_path(rel), mode) as handle:
         return handle.read()
+
+
+def hub_info():
+    """The hub's answer (``/api/models/<repo>/revision/<rev>?blobs=true``) for the planted model."""
+    return json.loads(fixture_text(HUB_MODEL + "/model-info.json"))
+
+
+def stage_planted_model(dest):
+    """Copy the planted model to ``dest`` (a pathlib path) as model_store stages it: without
+    model-info.json, which is the hub's answer, not part of the model. Returns ``dest``."""
+    shutil.copytree(fixture_path(HUB_MODEL), str(dest))
+    os.remove(str(dest / "model-info.json"))
+    return dest
 
 
 def run_module(tmp_path, name, args, check_mode=False):

@@ -18,18 +18,20 @@ __metaclass__ = type
 import io
 import json
 import os
-import shutil
 
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _model_manifest as mm
 from ansible_collections.gpu_fleet.vllm_serving.plugins.modules.model_verify import scan
-from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_path, fixture_text
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import (
+    HUB_MODEL as HUB,
+    HUB_REPO as REPO,
+    HUB_REV as REV,
+    fixture_text,
+    hub_info,
+    stage_planted_model,
+)
 
-REPO = "Qwen/Qwen2.5-0.5B-Instruct"
-REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-HUB = "hub/%s/%s" % (REPO, REV)
-PLANTED = fixture_path(HUB)
 # From model-info.json (git hash-object / sha256sum / stat):
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"
 WEIGHTS_SIZE = 65712
@@ -38,17 +40,10 @@ CONFIG_SIZE = 569
 HOST = "gpu-test-01"
 
 
-def hub_info():
-    return json.loads(fixture_text(HUB + "/model-info.json"))
-
-
 @pytest.fixture
 def model(tmp_path):
     """A staged copy of the planted model (without model-info.json, which is the hub's answer)."""
-    dest = tmp_path / "Qwen2.5-0.5B-Instruct"
-    shutil.copytree(PLANTED, str(dest))
-    os.remove(str(dest / "model-info.json"))
-    return dest
+    return stage_planted_model(tmp_path / "Qwen2.5-0.5B-Instruct")
 
 
 def run_verify(path, manifest=None, recorded=None, expected_revision=None):

@@ -11,37 +11,30 @@ __metaclass__ = type
 
 import json
 import os
-import shutil
 import sys
 import threading
 
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import (
+    HUB_MODEL as HUB,
+    HUB_REPO as REPO,
+    HUB_REV as REV,
     ROOT,
     fixture_path,
     fixture_text,
+    hub_info,
     run_module,
+    stage_planted_model,
 )
 
-REPO = "Qwen/Qwen2.5-0.5B-Instruct"
-REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-HUB = "hub/%s/%s" % (REPO, REV)
 HUB_ROOT = fixture_path("hub")
-PLANTED = fixture_path(HUB)
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"  # model-info.json
-
-
-def hub_info():
-    return json.loads(fixture_text(HUB + "/model-info.json"))
 
 
 @pytest.fixture
 def model(tmp_path):
-    dest = tmp_path / "model"
-    shutil.copytree(PLANTED, str(dest))
-    os.remove(str(dest / "model-info.json"))
-    return dest
+    return stage_planted_model(tmp_path / "model")
 
 
 def base(model, **extra):
