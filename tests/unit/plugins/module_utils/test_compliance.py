@@ -454,3 +454,34 @@ def test_units_healthy_and_stopped():
 def test_units_not_deployed_and_no_systemd():
     assert only(c.check_units(H, [], {}, deployed=False), "not_applicable")["actual"].startswith("not deployed")
     assert only(c.check_units(H, [], None), "not_applicable")["actual"] == "no systemd on this host"
+
+
+# --- the module's inputs ----------------------------------------------------------------------
+
+def test_modes_and_the_deprecated_alias():
+    assert c.MODES == ("auto", "pre_deploy", "post_deploy")
+    assert c.resolve_mode("auto", False) == "pre_deploy"
+    assert c.resolve_mode("auto", True) == "post_deploy"
+    assert c.resolve_mode("preflight", True) == "pre_deploy"     # deprecated alias, new name reported
+    assert c.resolve_mode("post_deploy", False) == "post_deploy"
+
+
+def test_layout_request():
+    params = {"model_path": "/srv/m", "model_config": None, "layout": "auto"}
+    available = {"available": True}
+    assert c.layout_request(params, '{"a": 1}', available, H) == ({"a": 1}, "auto", None, True)
+    assert c.layout_request(params, "{x", available, H)[2].startswith("/srv/m/config.json is not valid JSON")
+    assert c.layout_request(params, None, available, H)[2:] == ("no config.json at /srv/m on gpu01 and no model_config",
+                                                                 True)
+    assert c.layout_request(dict(params, model_path=None), None, available, H) == (None, None, None, False)
+    assert c.layout_request(params, "{}", {"available": False, "reason": "no driver"}, H)[2] == \
+        "no usable GPU to plan on: no driver"
+    assert c.layout_request(dict(params, layout='[{"gpus": [0]}]'), "{}", available, H)[1] == [{"gpus": [0]}]
+
+
+def test_host_tuning_report():
+    assert c.host_tuning_report(None, "/x.fact", H) == (None, [])
+    assert c.host_tuning_report('{"governor": "performance"}', "/x.fact", H) == ({"governor": "performance"}, [])
+    report, found = c.host_tuning_report("{x", "/x.fact", H)
+    assert report == {"sysctl_applied": {}, "governor": "not managed"}
+    assert [(f["id"], f["status"], f["actual"]) for f in found] == [("sysctl", "warn", "/x.fact is not valid JSON")]
