@@ -276,10 +276,10 @@ def _listing_problem(name, entry, have, host, where):
     if have["size"] != entry["size"]:
         # Size first: an obvious truncation costs no hashing.
         short = have["size"] < entry["size"]
+        what = "truncated" if short else "of another size"
         return _finding("model-file-truncated" if short else "model-file-size-mismatch", "fail", host, name,
                         "%d bytes" % entry["size"], "%d bytes" % have["size"],
-                        "%s is %s: fetch it again (re-run model_store)" % (name, "truncated" if short else
-                                                                            "of another size")), \
+                        "%s is %s: fetch it again (re-run model_store)" % (name, what)), \
             "truncated" if short else "size"
     return None, None
 

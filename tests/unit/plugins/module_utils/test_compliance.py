@@ -471,8 +471,8 @@ def test_layout_request():
     available = {"available": True}
     assert c.layout_request(params, '{"a": 1}', available, H) == ({"a": 1}, "auto", None, True)
     assert c.layout_request(params, "{x", available, H)[2].startswith("/srv/m/config.json is not valid JSON")
-    assert c.layout_request(params, None, available, H)[2:] == ("no config.json at /srv/m on gpu01 and no model_config",
-                                                                 True)
+    missing = "no config.json at /srv/m on gpu01 and no model_config"
+    assert c.layout_request(params, None, available, H)[2:] == (missing, True)
     assert c.layout_request(dict(params, model_path=None), None, available, H) == (None, None, None, False)
     assert c.layout_request(params, "{}", {"available": False, "reason": "no driver"}, H)[2] == \
         "no usable GPU to plan on: no driver"

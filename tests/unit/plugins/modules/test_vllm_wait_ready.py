@@ -58,8 +58,7 @@ def host(tmp_path, monkeypatch):
     thread = threading.Thread(target=server.serve_forever)
     thread.daemon = True
     thread.start()
-    yield (lambda text: state.write_text(text)), (lambda code, body: answer.update(completion=(code, body))), \
-        server.server_address[1]
+    yield state.write_text, (lambda code, body: answer.update(completion=(code, body))), server.server_address[1]
     server.shutdown()
     server.server_close()
 
