@@ -18,18 +18,26 @@ the host: ``fail`` (not fit to serve), ``warn`` (look at it), ``info`` (passed o
 applicable). A host is compliant when no finding has severity ``fail``.
 
 Also here: the kernel-log parser for Xid events and "fallen off the bus" (dmesg, syslog and
-journal forms).
+journal forms), and the module's inputs: its parameter checks, the check mode (``auto``,
+``pre_deploy``, ``post_deploy``), the layout request and the host_tuning report.
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import re
 
 __all__ = [
     "CHECKS",
     "STATUSES",
+    "MODES",
+    "MODE_ALIASES",
+    "resolve_mode",
+    "parameter_problems",
+    "layout_request",
+    "host_tuning_report",
     "finding",
     "summarize",
     "version_tuple",
@@ -724,3 +732,84 @@ def check_units(host, instances, units, target=None, deployed=True):
             out.append(finding("units", "pass", host, "active, /health 200", actual,
                                subject=unit))
     return out
+
+
+# --- the module's inputs ------------------------------------------------------------------------
+
+MODES = ("auto", "pre_deploy", "post_deploy")
+MODE_ALIASES = {"preflight": "pre_deploy"}   # deprecated mode name -> its current name
+
+
+def resolve_mode(requested, deployed_marker):
+    """The mode a run checks in. ``auto`` is ``post_deploy`` when the deployment marker (the
+    ``vllm@.service`` unit file) exists, else ``pre_deploy``; a deprecated alias is its new name."""
+    mode = MODE_ALIASES.get(requested, requested)
+    if mode == "auto":
+        return "post_deploy" if deployed_marker else "pre_deploy"
+    return mode
+
+
+def parameter_problems(params):
+    """What is wrong with the gpu_compliance parameters: a list of sentences, empty when sound."""
+    p = params
+    bad = []
+    if p["expected_gpu_count"] < 0:
+        bad.append("expected_gpu_count must be >= 0 (0 = do not judge), got %d" % p["expected_gpu_count"])
+    if p["retired_pages_max"] < 0:
+        bad.append("retired_pages_max must be >= 0, got %d" % p["retired_pages_max"])
+    if p["min_driver"] and version_tuple(p["min_driver"]) is None:
+        bad.append("min_driver must be a driver version such as 530.30.02, got %r" % p["min_driver"])
+    for name, version in (p["packages"] or {}).items():
+        if not isinstance(version, str) or not version.strip():
+            bad.append("packages.%s must be an exact apt version string, got %r" % (name, version))
+    if p["nccl_version"] and not re.match(r"^\d+\.\d+\.\d+$", p["nccl_version"]):
+        bad.append("nccl_version must be an NCCL version x.y.z such as 2.14.3 (cuda_stack_nccl_version), got %r"
+                   % p["nccl_version"])
+    if p["nccl_cuda"] and not re.match(r"^\d+\.\d+$", p["nccl_cuda"]):
+        bad.append("nccl_cuda must be a CUDA version X.Y such as 11.7 (the +cudaX.Y of the NCCL build), got %r"
+                   % p["nccl_cuda"])
+    return bad
+
+
+def layout_request(params, config_text, topology, host):
+    """What the layout check plans with: ``(config, layout, error, requested)``.
+
+    ``config_text``: the host's ``<model_path>/config.json`` (None: absent or unreadable), else
+    ``params["model_config"]`` is used. ``requested`` is False when no model was given at all
+    (the check is then not applicable); ``error`` says why no plan can be made.
+    """
+    model_path = params["model_path"]
+    config = None
+    if config_text is not None:
+        try:
+            config = json.loads(config_text)
+        except ValueError as exc:
+            return None, None, "%s/config.json is not valid JSON: %s" % (model_path, exc), True
+    if config is None:
+        config = params["model_config"]
+    if config is None:
+        if model_path:
+            return None, None, "no config.json at %s on %s and no model_config" % (model_path, host), True
+        return None, None, None, False
+    if not topology.get("available"):
+        return None, None, "no usable GPU to plan on: %s" % topology.get("reason"), True
+    layout = params["layout"]
+    if isinstance(layout, str) and layout.strip().lower() != "auto":
+        try:
+            layout = json.loads(layout)
+        except ValueError:
+            return None, None, "layout must be 'auto' or a list of instances, got %r" % layout, True
+    return config, layout, None, True
+
+
+def host_tuning_report(text, path, host):
+    """The host_tuning role's report from its text (None: not there) -> ``(report, findings)``;
+    a report that is not JSON counts as "nothing applied" with a ``sysctl`` warning."""
+    if text is None:
+        return None, []
+    try:
+        return json.loads(text), []
+    except ValueError:
+        return {"sysctl_applied": {}, "governor": "not managed"}, [finding(
+            "sysctl", "warn", host, "JSON report", "%s is not valid JSON" % path,
+            "Re-run site.yml --tags host_tuning to rewrite it.")]

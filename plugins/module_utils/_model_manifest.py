@@ -264,6 +264,69 @@ def _finding(fid, severity, host, name, expected, actual, remediation):
             "expected": expected, "actual": actual, "remediation": remediation}
 
 
+def _listing_problem(name, entry, have, host, where):
+    """A manifest file missing, not regular or of another size: ``(finding, fetch reason)``;
+    ``(None, None)`` when its size matches (the content is checked next)."""
+    if have is None:
+        return _finding("model-file-missing", "fail", host, name, "%d bytes" % entry["size"], "missing",
+                        "fetch %s of %s again (re-run model_store)" % (name, where)), "missing"
+    if not have.get("regular", True):
+        return _finding("model-file-not-regular", "fail", host, name, "regular file", "not a regular file",
+                        "replace %s with the file itself (re-run model_store)" % name), "not-regular"
+    if have["size"] != entry["size"]:
+        # Size first: an obvious truncation costs no hashing.
+        short = have["size"] < entry["size"]
+        what = "truncated" if short else "of another size"
+        return _finding("model-file-truncated" if short else "model-file-size-mismatch", "fail", host, name,
+                        "%d bytes" % entry["size"], "%d bytes" % have["size"],
+                        "%s is %s: fetch it again (re-run model_store)" % (name, what)), \
+            "truncated" if short else "size"
+    return None, None
+
+
+def _content_problem(name, entry, have, rec, open_file, chunk_size, host, report):
+    """Trust an unchanged file verified before, else hash it (recorded in ``report``): a
+    ``(finding, "corrupted")`` when the checksum differs, else ``(None, None)``."""
+    if rec.get("size") == have["size"] and rec.get("mtime_ns") == have.get("mtime_ns") \
+            and rec.get("checksum") == entry["checksum"]:
+        report["trusted"].append(name)
+        report["verified"][name] = rec
+        return None, None
+    stream = open_file(name)
+    try:
+        actual = checksum_stream(stream, entry["algorithm"], entry["size"], chunk_size)
+    finally:
+        stream.close()
+    report["hashed"].append(name)
+    report["hashed_bytes"] += entry["size"]
+    if actual != entry["checksum"]:
+        return _finding(
+            "model-file-corrupted", "fail", host, name,
+            "%s %s (%s)" % (entry["algorithm"], entry["checksum"], entry.get("provenance", "")),
+            "%s %s" % (entry["algorithm"], actual),
+            "%s does not match its published checksum: fetch it again; if it keeps failing, the source "
+            "(mirror) holds a damaged or altered copy" % name), "corrupted"
+    report["verified"][name] = {"size": have["size"], "mtime_ns": have.get("mtime_ns"), "checksum": entry["checksum"]}
+    return None, None
+
+
+def _extra_file_finding(name, fmt, host, where):
+    """A file the manifest does not list: another weight format and unlisted weights fail, the rest warns."""
+    wfmt = weight_format(name)
+    if wfmt is not None and wfmt != fmt:
+        return _finding(
+            "model-format", "fail", host, name, "%s weights only" % fmt, "%s file %s" % (wfmt, name),
+            "%s is a %s file in a %s model: remove it, or allow the conversion explicitly with its own "
+            "checksum list (conversions in model_store_models)" % (name, wfmt, fmt))
+    if wfmt is not None:
+        return _finding(
+            "model-file-extra", "fail", host, name, "not present (not in the manifest)", "present",
+            "%s is a weight file the manifest does not list; vLLM would load it: remove it" % name)
+    return _finding(
+        "model-file-extra", "warn", host, name, "not present (not in the manifest)", "present",
+        "remove %s, or leave it if it is yours (it is not part of %s)" % (name, where))
+
+
 def verify(manifest, listing, open_file, host="", expected_revision=None, recorded=None,
            chunk_size=CHUNK_SIZE):
     """Check a directory listing against a manifest.
@@ -280,83 +343,24 @@ def verify(manifest, listing, open_file, host="", expected_revision=None, record
     recorded = recorded or {}
     report = {"hashed": [], "hashed_bytes": 0, "trusted": [], "verified": {}, "to_fetch": []}
     files = manifest.get("files") or {}
-    fmt = manifest.get("format", "safetensors")
-    repo = manifest.get("repo_id", "")
-    where = "%s@%s" % (repo, manifest.get("revision", ""))
+    where = "%s@%s" % (manifest.get("repo_id", ""), manifest.get("revision", ""))
 
     if expected_revision and manifest.get("revision") != expected_revision:
         findings.append(_finding(
             "model-revision-mismatch", "fail", host, None, expected_revision, manifest.get("revision"),
             "the copy is of revision %s, not the pinned %s: stage the pinned revision (or fix the pin "
             "in model_store_models)" % (manifest.get("revision"), expected_revision)))
-
-    def fetch(name, reason):
-        report["to_fetch"].append({"file": name, "size": files[name]["size"], "reason": reason})
-
     for name in sorted(files):
-        entry = files[name]
-        have = listing.get(name)
-        if have is None:
-            findings.append(_finding(
-                "model-file-missing", "fail", host, name, "%d bytes" % entry["size"], "missing",
-                "fetch %s of %s again (re-run model_store)" % (name, where)))
-            fetch(name, "missing")
-            continue
-        if not have.get("regular", True):
-            findings.append(_finding(
-                "model-file-not-regular", "fail", host, name, "regular file", "not a regular file",
-                "replace %s with the file itself (re-run model_store)" % name))
-            fetch(name, "not-regular")
-            continue
-        if have["size"] != entry["size"]:
-            # Size first: an obvious truncation costs no hashing.
-            short = have["size"] < entry["size"]
-            findings.append(_finding(
-                "model-file-truncated" if short else "model-file-size-mismatch", "fail", host, name,
-                "%d bytes" % entry["size"], "%d bytes" % have["size"],
-                "%s is %s: fetch it again (re-run model_store)" % (name, "truncated" if short else "of another size")))
-            fetch(name, "truncated" if short else "size")
-            continue
-        rec = recorded.get(name) or {}
-        if rec.get("size") == have["size"] and rec.get("mtime_ns") == have.get("mtime_ns") \
-                and rec.get("checksum") == entry["checksum"]:
-            report["trusted"].append(name)
-            report["verified"][name] = rec
-            continue
-        stream = open_file(name)
-        try:
-            actual = checksum_stream(stream, entry["algorithm"], entry["size"], chunk_size)
-        finally:
-            stream.close()
-        report["hashed"].append(name)
-        report["hashed_bytes"] += entry["size"]
-        if actual != entry["checksum"]:
-            findings.append(_finding(
-                "model-file-corrupted", "fail", host, name,
-                "%s %s (%s)" % (entry["algorithm"], entry["checksum"], entry.get("provenance", "")),
-                "%s %s" % (entry["algorithm"], actual),
-                "%s does not match its published checksum: fetch it again; if it keeps failing, the source "
-                "(mirror) holds a damaged or altered copy" % name))
-            fetch(name, "corrupted")
-            continue
-        report["verified"][name] = {"size": have["size"], "mtime_ns": have.get("mtime_ns"),
-                                    "checksum": entry["checksum"]}
-
-    for name in sorted(set(listing) - set(files)):
-        wfmt = weight_format(name)
-        if wfmt is not None and wfmt != fmt:
-            findings.append(_finding(
-                "model-format", "fail", host, name, "%s weights only" % fmt, "%s file %s" % (wfmt, name),
-                "%s is a %s file in a %s model: remove it, or allow the conversion explicitly with its own "
-                "checksum list (conversions in model_store_models)" % (name, wfmt, fmt)))
-        elif wfmt is not None:
-            findings.append(_finding(
-                "model-file-extra", "fail", host, name, "not present (not in the manifest)", "present",
-                "%s is a weight file the manifest does not list; vLLM would load it: remove it" % name))
-        else:
-            findings.append(_finding(
-                "model-file-extra", "warn", host, name, "not present (not in the manifest)", "present",
-                "remove %s, or leave it if it is yours (it is not part of %s)" % (name, where)))
+        entry, have = files[name], listing.get(name)
+        problem, reason = _listing_problem(name, entry, have, host, where)
+        if problem is None:
+            problem, reason = _content_problem(name, entry, have, recorded.get(name) or {}, open_file,
+                                               chunk_size, host, report)
+        if problem is not None:
+            findings.append(problem)
+            report["to_fetch"].append({"file": name, "size": entry["size"], "reason": reason})
+    fmt = manifest.get("format", "safetensors")
+    findings += [_extra_file_finding(name, fmt, host, where) for name in sorted(set(listing) - set(files))]
     return findings, report
 
 
@@ -419,3 +423,57 @@ def revision_findings(pinned, hub_revision, on_disk_revision, host=""):
             "the directory holds revision %s, not the pinned %s: stage the pinned revision with "
             "model_store" % (on_disk_revision, pinned)))
     return findings
+
+
+# --- the model_verify module: its parameters, the manifest to verify against, the result ------
+
+def parameter_problem(revision, hub_info, repo_id, chunk_size, host):
+    """The first thing wrong with model_verify's parameters, as its message; None when sound."""
+    if revision and not is_commit(revision):
+        return ("model_verify on %s: revision %r is not a full 40-digit commit hash; pin the "
+                "commit (the hub shows it as 'sha' of the revision)" % (host, revision))
+    if hub_info is not None and not (repo_id and revision):
+        return "model_verify on %s: hub_info needs repo_id and revision" % host
+    if chunk_size < 4096:
+        return "model_verify on %s: chunk_size %d is too small; use at least 4096" % (host, chunk_size)
+    return None
+
+
+def expected_manifest(hub_info, repo_id, revision, fmt, conversions, on_disk, host=""):
+    """What to verify against: ``(manifest, recorded, findings)`` from the hub's answer (the copy's
+    own manifest.json then only lends its recorded checksums when it plans the same files), else
+    from the copy's manifest.json; None when there is neither. Raises ManifestError."""
+    if hub_info is not None:
+        manifest = manifest_from_hub(hub_info, repo_id, revision, fmt, conversions)
+        findings = revision_findings(revision, manifest["revision"], on_disk.get("revision") if on_disk else None,
+                                     host)
+        recorded = on_disk.get("verified") if on_disk and same_plan(on_disk, manifest) else {}
+        return manifest, recorded, findings
+    if on_disk is not None:
+        manifest = dict(on_disk)
+        return manifest, on_disk.get("verified") or {}, revision_findings(revision, None, manifest.get("revision"), host)
+    return None
+
+
+def updated_manifest(manifest, report, config):
+    """The manifest to record: ``manifest`` with this run's verified files and the copy's config."""
+    new = dict(manifest)
+    new.pop("verified", None)
+    new.pop("config", None)
+    new["verified"] = report["verified"]
+    if config is not None:
+        new["config"] = config
+    return new
+
+
+def verify_summary(counts, manifest, report):
+    """Counts per severity plus the manifest's size and what this run hashed and trusted."""
+    out = dict(counts)
+    out.update({
+        "files": len(manifest["files"]),
+        "bytes": sum(e["size"] for e in manifest["files"].values()),
+        "hashed": len(report["hashed"]),
+        "hashed_bytes": report["hashed_bytes"],
+        "trusted": len(report["trusted"]),
+    })
+    return out

@@ -35,6 +35,13 @@ __all__ = [
     "problems",
     "summary",
     "compare",
+    "parameter_problems",
+    "command_args",
+    "baseline_mismatch",
+    "run_problems",
+    "baseline_record",
+    "stored_message",
+    "compared_message",
 ]
 
 _MPI_TAG = re.compile(r"^\[\d+,\d+\]<(?P<stream>stdout|stderr|stddiag)>:")
@@ -111,6 +118,95 @@ def _row(tokens, columns):
     return row
 
 
+# --- one handler per kind of comment line: handler(match, result, state) ---------------------
+
+def _on_version(match, result, state):
+    result["version"] = match.group("version")
+    for key, name in (("nccl-headers", "nccl_headers"), ("nccl-library", "nccl_library")):
+        found = re.search(r"\b%s=(\d+)" % key, match.group("rest"))
+        if found:
+            result[name] = int(found.group(1))
+
+
+def _on_collective(match, result, state):
+    result["collective"] = match.group("name")
+    if match.group("what") == "concluded":
+        result["concluded"] = True
+
+
+def _on_params(match, result, state):
+    for name, pattern in _PARAMS:
+        found = pattern.search(match.string)
+        if found:
+            value = found.group(1)
+            result["params"][name] = int(value) if value.isdigit() else value
+
+
+def _on_rank(match, result, state):
+    result["devices"].append({
+        "rank": int(match.group("rank")),
+        "group": int(match.group("group")) if match.group("group") is not None else None,
+        "pid": int(match.group("pid")), "host": match.group("host"),
+        "device": int(match.group("device")), "bus_id": match.group("bus"),
+        "name": match.group("name")})
+
+
+def _column_header(stripped):
+    """The names before ``time`` of a ``#  size  count  type ... time`` header line, else None."""
+    words = stripped.lstrip("#").split()
+    if words[:2] == ["size", "count"] and "time" in words:
+        return words[:words.index("time")]
+    return None
+
+
+def _on_columns(columns, result, state):
+    state["columns"] = columns
+
+
+def _on_out_of_bounds(match, result, state):
+    result["out_of_bounds"] = int(match.group("count"))
+    result["out_of_bounds_ok"] = match.group("verdict").upper() == "OK"
+
+
+def _on_average(match, result, state):
+    result["complete"] = True
+    try:
+        result["avg_busbw"] = float(match.group("value"))
+    except ValueError:
+        result["errors"].append(match.string)
+
+
+_COMMENT_LINES = (
+    (_VERSION.match, _on_version),
+    (_COLLECTIVE.match, _on_collective),
+    (_NTHREAD.match, _on_params),
+    (_RANK.match, _on_rank),
+    (_column_header, _on_columns),
+    (_OOB.match, _on_out_of_bounds),
+    (_AVG.match, _on_average),
+)
+
+
+def _comment(stripped, result, state):
+    """Hand a ``#`` line to its handler; other comments ("# Using devices", units ...) are skipped."""
+    for matcher, handler in _COMMENT_LINES:
+        match = matcher(stripped)
+        if match:
+            state["seen_marker"] = True
+            handler(match, result, state)
+            return
+
+
+def _empty_result():
+    return {
+        "version": None, "nccl_headers": None, "nccl_library": None, "collective": None,
+        "params": dict((name, None) for name, dummy in _PARAMS),
+        "devices": [], "rows": [], "out_of_bounds": None, "out_of_bounds_ok": None,
+        "avg_busbw": None, "complete": False, "concluded": False, "errors": [],
+        "mpi_tagged": False, "unparsed": [],
+    }
+
+
 def parse_nccl_tests(text):
     """Parse the output of an nccl-tests ``*_perf`` run.
 
@@ -126,15 +222,8 @@ def parse_nccl_tests(text):
 
     Raises NcclTestsParseError when the text holds neither a table row nor any nccl-tests line.
     """
-    result = {
-        "version": None, "nccl_headers": None, "nccl_library": None, "collective": None,
-        "params": dict((name, None) for name, dummy in _PARAMS),
-        "devices": [], "rows": [], "out_of_bounds": None, "out_of_bounds_ok": None,
-        "avg_busbw": None, "complete": False, "concluded": False, "errors": [],
-        "mpi_tagged": False, "unparsed": [],
-    }
-    columns = None
-    seen_marker = False
+    result = _empty_result()
+    state = {"columns": None, "seen_marker": False}
     for raw in (text or "").splitlines():
         line = raw.rstrip("\r")
         tag = _MPI_TAG.match(line)
@@ -146,71 +235,12 @@ def parse_nccl_tests(text):
             continue
         if _ERROR.search(stripped):
             result["errors"].append(stripped)
-            continue
-        if stripped.startswith("#"):
-            match = _VERSION.match(stripped)
-            if match:
-                seen_marker = True
-                result["version"] = match.group("version")
-                for key, name in (("nccl-headers", "nccl_headers"), ("nccl-library", "nccl_library")):
-                    found = re.search(r"\b%s=(\d+)" % key, match.group("rest"))
-                    if found:
-                        result[name] = int(found.group(1))
-                continue
-            match = _COLLECTIVE.match(stripped)
-            if match:
-                seen_marker = True
-                result["collective"] = match.group("name")
-                if match.group("what") == "concluded":
-                    result["concluded"] = True
-                continue
-            if _NTHREAD.match(stripped):
-                seen_marker = True
-                for name, pattern in _PARAMS:
-                    found = pattern.search(stripped)
-                    if found:
-                        value = found.group(1)
-                        result["params"][name] = int(value) if value.isdigit() else value
-                continue
-            match = _RANK.match(stripped)
-            if match:
-                seen_marker = True
-                result["devices"].append({
-                    "rank": int(match.group("rank")),
-                    "group": int(match.group("group")) if match.group("group") is not None else None,
-                    "pid": int(match.group("pid")), "host": match.group("host"),
-                    "device": int(match.group("device")), "bus_id": match.group("bus"),
-                    "name": match.group("name")})
-                continue
-            words = stripped.lstrip("#").split()
-            if words[:2] == ["size", "count"] and "time" in words:
-                seen_marker = True
-                columns = words[:words.index("time")]
-                continue
-            match = _OOB.match(stripped)
-            if match:
-                seen_marker = True
-                result["out_of_bounds"] = int(match.group("count"))
-                result["out_of_bounds_ok"] = match.group("verdict").upper() == "OK"
-                continue
-            match = _AVG.match(stripped)
-            if match:
-                seen_marker = True
-                result["complete"] = True
-                try:
-                    result["avg_busbw"] = float(match.group("value"))
-                except ValueError:
-                    result["errors"].append(stripped)
-                continue
-            continue  # other comments: "# Using devices", "#", units line, ...
-        if "NCCL INFO" in stripped:
-            continue  # NCCL_DEBUG=INFO chatter between the rows
-        row = _row(stripped.split(), columns)
-        if row is not None:
-            result["rows"].append(row)
-        else:
-            result["unparsed"].append(stripped)
-    if not result["rows"] and not seen_marker:
+        elif stripped.startswith("#"):
+            _comment(stripped, result, state)
+        elif "NCCL INFO" not in stripped:   # NCCL_DEBUG=INFO chatter between the rows is skipped
+            row = _row(stripped.split(), state["columns"])
+            result["rows" if row is not None else "unparsed"].append(row if row is not None else stripped)
+    if not result["rows"] and not state["seen_marker"]:
         raise NcclTestsParseError("no nccl-tests output found (no table row, no '# nThread', "
                                   "'# Avg bus bandwidth' or column header line)")
     return result
@@ -292,3 +322,102 @@ def compare(baseline, current, max_drop_percent):
         out.append({"metric": metric, "baseline": old, "current": new, "drop_percent": drop,
                     "dropped": drop > max_drop_percent})
     return out
+
+
+# --- the nccl_baseline module: its parameters, the stored record and its messages ---------------
+
+BASELINE_SCHEMA = 1
+
+
+def fmt_busbw(value):
+    return "n/a" if value is None else "%.2f GB/s" % value
+
+
+def parameter_problems(params):
+    """(problems, environment as strings) of the nccl_baseline parameters; the binary is checked
+    by the module (it looks at the host)."""
+    p = params
+    bad = []
+    if not 0 < p["max_drop_percent"] < 100:
+        bad.append("max_drop_percent must be > 0 and < 100 (percent of the baseline), got %s; "
+                   "e.g. 15" % p["max_drop_percent"])
+    if p["gpus"] < 0:
+        bad.append("gpus must be >= 1 (the -g of nccl-tests) or 0 to leave -g out, got %d" % p["gpus"])
+    if p["timeout"] < 0:
+        bad.append("timeout must be >= 0 seconds, got %d" % p["timeout"])
+    if "-g" in p["args"] and p["gpus"]:
+        bad.append("give the GPU count once: args holds -g and gpus is %d; drop -g from args" % p["gpus"])
+    env = {}
+    for key, value in (p["environment"] or {}).items():
+        if value is None or isinstance(value, (dict, list)):
+            bad.append("environment.%s must be a string, got %r" % (key, value))
+        else:
+            env[str(key)] = str(value)
+    return bad, env
+
+
+def command_args(args, gpus):
+    """The benchmark's arguments: ``args`` plus ``-g gpus`` when gpus is set."""
+    return list(args) + (["-g", str(gpus)] if gpus else [])
+
+
+def _base(path):
+    return (path or "").split("/")[-1]
+
+
+def baseline_mismatch(baseline, args, binary):
+    """Why a run of ``binary args`` cannot be compared with ``baseline``; None when it can."""
+    if baseline.get("args") == args and _base(baseline.get("binary")) == _base(binary):
+        return None
+    return "was recorded with %s %s, this run would be %s %s" % (
+        _base(baseline.get("binary")) or "?", " ".join(baseline.get("args") or []), _base(binary), " ".join(args))
+
+
+def run_problems(parsed, rc, timeout):
+    """Why a finished run is no measurement (``problems`` plus its exit status); empty when sound."""
+    broken = problems(parsed)
+    if rc == 124 and timeout:
+        broken.insert(0, "killed after the timeout of %d s" % timeout)
+    elif rc != 0:
+        broken.insert(0, "exit status %d" % rc)
+    return broken
+
+
+def baseline_record(host, binary, args, env, elapsed, parsed, recorded):
+    """The stored baseline: what ran, where, when (``recorded``, UTC ISO 8601) and its figures."""
+    return {
+        "schema": BASELINE_SCHEMA,
+        "host": host,
+        "recorded": recorded,
+        "binary": binary,
+        "args": args,
+        "environment": dict((k, v) for k, v in env.items() if k != "LC_ALL"),
+        "elapsed_s": elapsed,
+        "summary": summary(parsed),
+        "devices": parsed["devices"],
+        "rows": [{"size": r["size"], "busbw_out_of_place": r["out_of_place"]["busbw"],
+                  "busbw_in_place": r["in_place"]["busbw"]} for r in parsed["rows"]],
+    }
+
+
+def stored_message(host, binary, path, figures):
+    return "%s: %s stored as baseline in %s: avg busbw %s, busbw at %d B %s" % (
+        host, _base(binary), path, fmt_busbw(figures["avg_busbw"]), figures["large_message_size"] or 0,
+        fmt_busbw(figures["large_message_busbw"]))
+
+
+def compared_message(host, binary, findings, figures, max_drop_percent, baseline, path):
+    """The one-line verdict of a comparison (``findings`` from ``compare``)."""
+    names = {"avg_busbw": "avg busbw", "large_message_busbw": "busbw at %s B" % figures["large_message_size"]}
+    dropped = [f for f in findings if f["dropped"]]
+    if dropped:
+        return "%s: %s bandwidth drop: %s (limit %g%%, baseline of %s in %s)" % (
+            host, _base(binary),
+            "; ".join("%s %s is %.1f%% below the baseline %s"
+                      % (names[f["metric"]], fmt_busbw(f["current"]), f["drop_percent"], fmt_busbw(f["baseline"]))
+                      for f in dropped),
+            max_drop_percent, baseline.get("recorded", "?"), path)
+    return "%s: %s within %g%% of the baseline: %s" % (
+        host, _base(binary), max_drop_percent,
+        "; ".join("%s %s (baseline %s)" % (names[f["metric"]], fmt_busbw(f["current"]), fmt_busbw(f["baseline"]))
+                  for f in findings))

@@ -33,12 +33,14 @@ author:
 options:
   mode:
     description:
-      - C(preflight) - before deployment; deployed-state checks (packages, units, host_tuning,
+      - C(pre_deploy) - before deployment; deployed-state checks (packages, units, host_tuning,
         housekeeping) report C(not_applicable) when nothing of ours is installed yet.
       - C(post_deploy) - everything must be in place.
-      - C(auto) - C(post_deploy) when O(unit_file) exists, else C(preflight).
+      - C(auto) - C(post_deploy) when O(unit_file) exists, else C(pre_deploy).
+      - C(preflight) - deprecated alias of C(pre_deploy) (the result reports C(pre_deploy));
+        it will be removed in version 1.0.0 of the collection.
     type: str
-    choices: [auto, preflight, post_deploy]
+    choices: [auto, pre_deploy, post_deploy, preflight]
     default: auto
   topology:
     description:
@@ -249,7 +251,7 @@ summary:
       description: Host name.
       type: str
     mode:
-      description: C(preflight) or C(post_deploy) (O(mode=auto) resolved).
+      description: C(pre_deploy) or C(post_deploy) (O(mode=auto) resolved, O(mode=preflight) reported as C(pre_deploy)).
       type: str
     compliant:
       description: True when no finding has severity C(fail).
@@ -276,15 +278,14 @@ readings:
 """
 
 import glob
-import json
 import os
-import re
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance as checks
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _host_readings as readings_of
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import (
@@ -303,10 +304,45 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_g
 
 ENV = {"LC_ALL": "C"}
 
+ARGUMENT_SPEC = dict(
+    mode=dict(type="str", default="auto", choices=list(checks.MODES) + sorted(checks.MODE_ALIASES)),
+    topology=dict(type="dict"),
+    nvidia_smi_path=dict(type="path"),
+    min_driver=dict(type="str", default="530.30.02"),
+    expected_gpu_count=dict(type="int", default=0),
+    retired_pages_max=dict(type="int", default=0),
+    packages=dict(type="dict", default={}),
+    nccl_version=dict(type="str", default=""),
+    nccl_cuda=dict(type="str", default=""),
+    vllm_venv=dict(type="path", default="/opt/vllm/venv"),
+    model_name=dict(type="str"),
+    model_path=dict(type="path"),
+    model_config=dict(type="dict"),
+    layout=dict(type="raw", default="auto"),
+    base_port=dict(type="int", default=8001),
+    gpu_memory_utilization=dict(type="float", default=0.9),
+    max_model_len=dict(type="int", default=0),
+    allow_mig=dict(type="bool", default=False),
+    config_dir=dict(type="path", default="/etc/vllm"),
+    unit_file=dict(type="path", default="/etc/systemd/system/vllm@.service"),
+    health_check=dict(type="bool", default=True),
+    health_timeout=dict(type="float", default=5),
+    kernel_log=dict(type="str", default="auto", choices=["auto", "journal", "dmesg", "file", "none"]),
+    kernel_log_path=dict(type="path", default="/var/log/kern.log"),
+    kernel_log_since=dict(type="str", default="-24h"),
+    host_tuning_report=dict(type="path", default="/etc/ansible/facts.d/gpu_fleet_host_tuning.fact"),
+    logrotate_config=dict(type="path", default="/etc/logrotate.d/vllm"),
+    cron_file=dict(type="path", default="/etc/cron.d/gpu-fleet-cache-cleanup"),
+    host=dict(type="str"),
+)
+
+
+# --- reading the host (all I/O is here) ----------------------------------------------------------
 
 class Gatherer(object):
     def __init__(self, module, host):
         self.module = module
+        self.params = module.params
         self.host = host
         self.has_systemd = os.path.isdir("/run/systemd/system") and bool(module.get_bin_path("systemctl"))
 
@@ -314,10 +350,9 @@ class Gatherer(object):
         return self.module.run_command(argv, environ_update=ENV)
 
     def topology(self):
-        params = self.module.params
-        if params["topology"]:
-            return params["topology"]
-        smi = params["nvidia_smi_path"] or self.module.get_bin_path("nvidia-smi")
+        if self.params["topology"]:
+            return self.params["topology"]
+        smi = self.params["nvidia_smi_path"] or self.module.get_bin_path("nvidia-smi")
         if not smi or not os.access(smi, os.X_OK):
             return unavailable_topology("nvidia-smi not found (%s)" % (smi or "PATH"))
         results = run_nvidia_smi(self.run, smi)
@@ -326,71 +361,76 @@ class Gatherer(object):
         except TopologyParseError as exc:
             self.module.fail_json(
                 msg="gpu_compliance on %s: cannot read the output of %s: %s. Add the output to "
-                    "tests/fixtures/real/ and extend plugins/module_utils/_topology.py."
+                    "tests/fixtures/real/ and extend the parser of that command in plugins/module_utils/ "
+                    "(_topo_matrix.py, _query_xml.py or _nvlink.py)."
                     % (self.host, smi, exc), outputs=results)
 
     def systemctl(self, verb, unit):
         rc, out, err = self.run(["systemctl", verb, unit])
-        return (out.strip().splitlines() or [err.strip() or "unknown"])[0]
+        return readings_of.first_answer(out, err)
 
     def packages(self, names):
+        """(installed {name: version}, held names); (None, None) without dpkg-query."""
         if not names:
             return {}, set()
         if not self.module.get_bin_path("dpkg-query"):
             return None, None
-        rc, out, err = self.run(["dpkg-query", "-W", "-f=${Package}\t${Version}\t${Status}\n"] + sorted(names))
-        installed, dpkg_holds = {}, set()
-        for line in out.splitlines():
-            parts = line.split("\t")
-            if len(parts) == 3 and parts[2].endswith(" installed"):
-                installed[parts[0]] = parts[1]
-                if parts[2].startswith("hold "):
-                    dpkg_holds.add(parts[0])
+        rc, out, err = self.run(["dpkg-query", "-W", "-f=%s" % readings_of.DPKG_QUERY_FORMAT] + sorted(names))
+        installed, dpkg_holds = readings_of.parse_dpkg_query(out)
         apt_mark = self.module.get_bin_path("apt-mark")
         if apt_mark:
             rc, out, err = self.run([apt_mark, "showhold"])
             if rc == 0:
-                return installed, set(line.strip() for line in out.splitlines() if line.strip())
+                return installed, readings_of.parse_showhold(out)
         return installed, dpkg_holds
 
+    # kernel log: one reader per source, each (text, source, None) or (None, None, why not)
+    def _journal(self):
+        if not self.module.get_bin_path("journalctl"):
+            return None, None, "journal: no journalctl"
+        rc, out, err = self.run(["journalctl", "-k", "--no-pager", "-o", "short",
+                                 "--since", self.params["kernel_log_since"]])
+        # In a container journalctl -k answers with the container's journal, which has no
+        # kernel messages: only an answer with kernel lines counts as "read" under auto.
+        if rc == 0 and (self.params["kernel_log"] == "journal" or " kernel: " in out):
+            return out, "journal", None
+        return None, None, "journal: %s" % ((err or out).strip().splitlines() or ["no kernel messages"])[-1]
+
+    def _dmesg(self):
+        dmesg = self.module.get_bin_path("dmesg")
+        if not dmesg:
+            return None, None, "dmesg: not installed"
+        rc, out, err = self.run([dmesg])
+        if rc == 0:
+            return out, "dmesg", None
+        return None, None, "dmesg: %s" % (err.strip() or "rc %d" % rc)
+
+    def _log_file(self):
+        path = self.params["kernel_log_path"]
+        text = read_text(path)
+        if text is not None:
+            return text, path, None
+        return None, None, "%s: not readable" % path
+
+    KERNEL_LOG_READERS = {"journal": _journal, "dmesg": _dmesg, "file": _log_file}
+
     def kernel_log(self):
-        params = self.module.params
-        wanted = params["kernel_log"]
+        """(text or None, source, error or None) from the first source of O(kernel_log) that answers."""
+        wanted = self.params["kernel_log"]
         if wanted == "none":
             return None, "none", "disabled (kernel_log=none)"
-        errors = []
         order = ["journal", "dmesg", "file"] if wanted == "auto" else [wanted]
+        errors = []
         for source in order:
-            if source == "journal":
-                if not self.module.get_bin_path("journalctl"):
-                    errors.append("journal: no journalctl")
-                    continue
-                rc, out, err = self.run(["journalctl", "-k", "--no-pager", "-o", "short",
-                                         "--since", params["kernel_log_since"]])
-                # In a container journalctl -k answers with the container's journal, which has no
-                # kernel messages: only an answer with kernel lines counts as "read" under auto.
-                if rc == 0 and (wanted == "journal" or " kernel: " in out):
-                    return out, "journal", None
-                errors.append("journal: %s" % ((err or out).strip().splitlines() or ["no kernel messages"])[-1])
-            elif source == "dmesg":
-                dmesg = self.module.get_bin_path("dmesg")
-                if not dmesg:
-                    errors.append("dmesg: not installed")
-                    continue
-                rc, out, err = self.run([dmesg])
-                if rc == 0:
-                    return out, "dmesg", None
-                errors.append("dmesg: %s" % (err.strip() or "rc %d" % rc))
-            else:
-                text = read_text(params["kernel_log_path"])
-                if text is not None:
-                    return text, params["kernel_log_path"], None
-                errors.append("%s: not readable" % params["kernel_log_path"])
+            text, name, error = self.KERNEL_LOG_READERS[source](self)
+            if error is None:
+                return text, name, None
+            errors.append(error)
         return None, "/".join(order), "; ".join(errors)
 
     def instances(self):
         files = {}
-        for path in sorted(glob.glob(os.path.join(self.module.params["config_dir"], "*.env"))):
+        for path in sorted(glob.glob(os.path.join(self.params["config_dir"], "*.env"))):
             text = read_text(path)
             if text is not None:
                 files[os.path.basename(path)[:-4]] = text
@@ -402,8 +442,8 @@ class Gatherer(object):
         if not ldconfig:
             return None
         try:
-            return nccl_gather(self.run, ldconfig, [self.module.params["vllm_venv"]],
-                               [os.path.join(self.module.params["config_dir"], "*.env")])
+            return nccl_gather(self.run, ldconfig, [self.params["vllm_venv"]],
+                               [os.path.join(self.params["config_dir"], "*.env")])
         except NcclGatherError as exc:
             self.module.fail_json(msg="gpu_compliance on %s: %s" % (self.host, exc), rc=exc.rc,
                                   stdout=exc.stdout, stderr=exc.stderr)
@@ -413,192 +453,179 @@ class Gatherer(object):
             return "no port"
         try:
             response = open_url("http://127.0.0.1:%d/health" % port, method="GET",
-                                timeout=self.module.params["health_timeout"], use_proxy=False)
+                                timeout=self.params["health_timeout"], use_proxy=False)
             return response.getcode()
         except Exception as exc:  # HTTPError carries the status, others the reason
             code = getattr(exc, "code", None)
             return code if isinstance(code, int) else str(getattr(exc, "reason", exc))
 
+    def sysctl_values(self, keys):
+        """{dotted key: live value or None} from /proc/sys."""
+        live = {}
+        for key in keys:
+            value = read_text(readings_of.sysctl_path(key))
+            live[key] = value.strip() if value is not None else None
+        return live
 
-def _layout(module, host, topology):
-    params = module.params
-    config = None
-    if params["model_path"]:
-        text = read_text(os.path.join(params["model_path"], "config.json"))
-        if text is not None:
-            try:
-                config = json.loads(text)
-            except ValueError as exc:
-                return None, "%s/config.json is not valid JSON: %s" % (params["model_path"], exc), True
-    if config is None:
-        config = params["model_config"]
-    if config is None:
-        if params["model_path"]:
-            return None, "no config.json at %s on %s and no model_config" % (params["model_path"], host), True
-        return None, None, False
-    if not topology.get("available"):
-        return None, "no usable GPU to plan on: %s" % topology.get("reason"), True
-    layout = params["layout"]
-    if isinstance(layout, str) and layout.strip().lower() != "auto":
+    def governors(self):
+        """{cpuN: scaling_governor} of every CPU with cpufreq."""
+        found = {}
+        for path in glob.glob(readings_of.GOVERNOR_GLOB):
+            value = read_text(path)
+            if value is not None:
+                found[readings_of.cpu_of(path)] = value.strip()
+        return found
+
+    def tool(self, name):
+        return bool(self.module.get_bin_path(name, opt_dirs=["/usr/sbin"]))
+
+    def unit_state(self, inst):
+        unit = "vllm@%s.service" % inst["name"]
+        state = {"enabled": self.systemctl("is-enabled", unit), "active": self.systemctl("is-active", unit),
+                 "health": None}
+        if self.params["health_check"] and state["active"] == "active":
+            state["health"] = self.health(inst.get("port"))
+        return state
+
+    def plan(self, topology):
+        """(plan or None, error or None, requested) of the layout check."""
+        p = self.params
+        config_text = read_text(os.path.join(p["model_path"], "config.json")) if p["model_path"] else None
+        config, layout, error, requested = checks.layout_request(p, config_text, topology, self.host)
+        if config is None or error:
+            return None, error, requested
         try:
-            layout = json.loads(layout)
-        except ValueError:
-            return None, "layout must be 'auto' or a list of instances, got %r" % layout, True
-    try:
-        plan = plan_layout(topology, config, layout, host=host,
-                           model_name=params["model_name"] or params["model_path"] or "model",
-                           model_path=params["model_path"], base_port=params["base_port"],
-                           gpu_memory_utilization=params["gpu_memory_utilization"],
-                           max_model_len=params["max_model_len"] or None,
-                           allow_mig=params["allow_mig"])
-    except LayoutError as exc:
-        return None, str(exc), True
-    return plan, None, True
+            return plan_layout(topology, config, layout, host=self.host,
+                               model_name=p["model_name"] or p["model_path"] or "model",
+                               model_path=p["model_path"], base_port=p["base_port"],
+                               gpu_memory_utilization=p["gpu_memory_utilization"],
+                               max_model_len=p["max_model_len"] or None,
+                               allow_mig=p["allow_mig"]), None, True
+        except LayoutError as exc:
+            return None, str(exc), True
+
+
+# --- the checks, in catalog order: each step reads what it needs and returns its findings --------
+
+class Inspection(object):
+    """One run: the gatherer, the parameters, the resolved mode and what earlier steps read."""
+
+    def __init__(self, gatherer, mode):
+        self.g = gatherer
+        self.p = gatherer.params
+        self.host = gatherer.host
+        self.mode = mode
+        self.deployed = mode == "post_deploy"
+        self.readings = {"mode": mode, "systemd": gatherer.has_systemd}
+        self.topology = None
+        self.plan = (None, None, False)
+        self.instances = None
+
+
+def _gpus(run):
+    run.topology = topology = run.g.topology()
+    run.readings["gpu_count"] = topology.get("gpu_count", 0)
+    run.readings["driver_version"] = topology.get("driver_version")
+    return (checks.check_driver(run.host, topology, run.p["min_driver"])
+            + checks.check_gpu_count(run.host, topology, run.p["expected_gpu_count"])
+            + checks.check_ecc(run.host, topology, run.p["retired_pages_max"]))
+
+
+def _nvlink(run):
+    run.plan = run.g.plan(run.topology)
+    instances = run.g.instances() if run.deployed else None
+    if not instances and run.plan[0] is not None:
+        instances = run.plan[0]["instances"]
+    run.instances = run.readings["instances"] = instances
+    return checks.check_nvlink(run.host, run.topology, instances)
+
+
+def _fabric_manager(run):
+    state = run.g.systemctl("is-active", "nvidia-fabricmanager") if run.g.has_systemd else None
+    return checks.check_fabric_manager(run.host, run.topology, state)
+
+
+def _kernel_log(run):
+    text, source, error = run.g.kernel_log()
+    events = checks.parse_kernel_log(text) if text is not None else None
+    run.readings["kernel_log_source"] = source
+    run.readings["kernel_log_events"] = events
+    return checks.check_kernel_log(run.host, events, source, error)
+
+
+def _layout(run):
+    plan, error, requested = run.plan
+    return checks.check_layout(run.host, plan, error, requested)
+
+
+def _packages(run):
+    installed, holds = run.g.packages(list((run.p["packages"] or {}).keys()))
+    return checks.check_packages(run.host, run.p["packages"], installed, holds, run.deployed)
+
+
+def _nccl_effective(run):
+    nccl = None
+    if run.deployed and run.p["nccl_version"]:
+        nccl = run.g.nccl()
+        run.readings["nccl_instances"] = nccl["instances"] if nccl else None
+    return checks.check_nccl_effective(run.host, nccl, run.p["nccl_version"], run.p["nccl_cuda"] or None,
+                                       run.p["vllm_venv"], run.deployed)
+
+
+def _host_tuning(run):
+    path = run.p["host_tuning_report"]
+    report, findings = checks.host_tuning_report(read_text(path), path, run.host)
+    live = run.g.sysctl_values((report or {}).get("sysctl_applied") or {})
+    return (findings + checks.check_sysctl(run.host, report, live)
+            + checks.check_governor(run.host, report, run.g.governors()))
+
+
+def _housekeeping(run):
+    p, g = run.p, run.g
+    logrotate = {"binary": g.tool("logrotate"), "config": os.path.isfile(p["logrotate_config"]),
+                 "config_path": p["logrotate_config"]}
+    cron = {"binary": g.tool("cron"), "config": os.path.isfile(p["cron_file"]), "config_path": p["cron_file"],
+            "service": g.systemctl("is-active", "cron") if g.has_systemd and run.deployed else None}
+    return checks.check_housekeeping(run.host, logrotate, cron, run.deployed)
+
+
+def _units(run):
+    units, target = None, None
+    if run.g.has_systemd and run.deployed:
+        units = dict((inst["name"], run.g.unit_state(inst)) for inst in run.instances or [])
+        target = {"enabled": run.g.systemctl("is-enabled", "vllm.target"),
+                  "active": run.g.systemctl("is-active", "vllm.target")}
+    run.readings["units"] = units
+    return checks.check_units(run.host, run.instances if run.deployed else [], units, target, run.deployed)
+
+
+STEPS = (_gpus, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
+         _housekeeping, _units)
+
+
+def inspect(gatherer, mode):
+    """Run every step; return (findings, readings)."""
+    run = Inspection(gatherer, mode)
+    findings = []
+    for step in STEPS:
+        findings += step(run)
+    return findings, run.readings
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            mode=dict(type="str", default="auto", choices=["auto", "preflight", "post_deploy"]),
-            topology=dict(type="dict"),
-            nvidia_smi_path=dict(type="path"),
-            min_driver=dict(type="str", default="530.30.02"),
-            expected_gpu_count=dict(type="int", default=0),
-            retired_pages_max=dict(type="int", default=0),
-            packages=dict(type="dict", default={}),
-            nccl_version=dict(type="str", default=""),
-            nccl_cuda=dict(type="str", default=""),
-            vllm_venv=dict(type="path", default="/opt/vllm/venv"),
-            model_name=dict(type="str"),
-            model_path=dict(type="path"),
-            model_config=dict(type="dict"),
-            layout=dict(type="raw", default="auto"),
-            base_port=dict(type="int", default=8001),
-            gpu_memory_utilization=dict(type="float", default=0.9),
-            max_model_len=dict(type="int", default=0),
-            allow_mig=dict(type="bool", default=False),
-            config_dir=dict(type="path", default="/etc/vllm"),
-            unit_file=dict(type="path", default="/etc/systemd/system/vllm@.service"),
-            health_check=dict(type="bool", default=True),
-            health_timeout=dict(type="float", default=5),
-            kernel_log=dict(type="str", default="auto", choices=["auto", "journal", "dmesg", "file", "none"]),
-            kernel_log_path=dict(type="path", default="/var/log/kern.log"),
-            kernel_log_since=dict(type="str", default="-24h"),
-            host_tuning_report=dict(type="path", default="/etc/ansible/facts.d/gpu_fleet_host_tuning.fact"),
-            logrotate_config=dict(type="path", default="/etc/logrotate.d/vllm"),
-            cron_file=dict(type="path", default="/etc/cron.d/gpu-fleet-cache-cleanup"),
-            host=dict(type="str"),
-        ),
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     p = module.params
     host = p["host"] or socket.gethostname()
-    bad = []
-    if p["expected_gpu_count"] < 0:
-        bad.append("expected_gpu_count must be >= 0 (0 = do not judge), got %d" % p["expected_gpu_count"])
-    if p["retired_pages_max"] < 0:
-        bad.append("retired_pages_max must be >= 0, got %d" % p["retired_pages_max"])
-    if p["min_driver"] and checks.version_tuple(p["min_driver"]) is None:
-        bad.append("min_driver must be a driver version such as 530.30.02, got %r" % p["min_driver"])
-    for name, version in (p["packages"] or {}).items():
-        if not isinstance(version, str) or not version.strip():
-            bad.append("packages.%s must be an exact apt version string, got %r" % (name, version))
-    if p["nccl_version"] and not re.match(r"^\d+\.\d+\.\d+$", p["nccl_version"]):
-        bad.append("nccl_version must be an NCCL version x.y.z such as 2.14.3 (cuda_stack_nccl_version), got %r"
-                   % p["nccl_version"])
-    if p["nccl_cuda"] and not re.match(r"^\d+\.\d+$", p["nccl_cuda"]):
-        bad.append("nccl_cuda must be a CUDA version X.Y such as 11.7 (the +cudaX.Y of the NCCL build), got %r"
-                   % p["nccl_cuda"])
+    bad = checks.parameter_problems(p)
     if bad:
         module.fail_json(msg="gpu_compliance on %s: %s" % (host, "; ".join(bad)))
-
+    if p["mode"] in checks.MODE_ALIASES:
+        module.deprecate("gpu_compliance: mode=%s is a deprecated alias; use mode=%s"
+                         % (p["mode"], checks.MODE_ALIASES[p["mode"]]),
+                         version="1.0.0", collection_name="gpu_fleet.vllm_serving")
     try:
-        g = Gatherer(module, host)
-        mode = p["mode"]
-        if mode == "auto":
-            mode = "post_deploy" if os.path.exists(p["unit_file"]) else "preflight"
-        deployed = mode == "post_deploy"
-        findings = []
-        readings = {"mode": mode, "systemd": g.has_systemd}
-
-        topology = g.topology()
-        readings["gpu_count"] = topology.get("gpu_count", 0)
-        readings["driver_version"] = topology.get("driver_version")
-        findings += checks.check_driver(host, topology, p["min_driver"])
-        findings += checks.check_gpu_count(host, topology, p["expected_gpu_count"])
-        findings += checks.check_ecc(host, topology, p["retired_pages_max"])
-
-        plan, layout_error, requested = _layout(module, host, topology)
-        instances = g.instances() if deployed else None
-        if not instances and plan is not None:
-            instances = plan["instances"]
-        readings["instances"] = instances
-        findings += checks.check_nvlink(host, topology, instances)
-        fm_state = g.systemctl("is-active", "nvidia-fabricmanager") if g.has_systemd else None
-        findings += checks.check_fabric_manager(host, topology, fm_state)
-
-        text, source, error = g.kernel_log()
-        events = checks.parse_kernel_log(text) if text is not None else None
-        readings["kernel_log_source"] = source
-        readings["kernel_log_events"] = events
-        findings += checks.check_kernel_log(host, events, source, error)
-
-        findings += checks.check_layout(host, plan, layout_error, requested)
-
-        installed, holds = g.packages(list((p["packages"] or {}).keys()))
-        findings += checks.check_packages(host, p["packages"], installed, holds, deployed)
-
-        nccl = None
-        if deployed and p["nccl_version"]:
-            nccl = g.nccl()
-            readings["nccl_instances"] = nccl["instances"] if nccl else None
-        findings += checks.check_nccl_effective(host, nccl, p["nccl_version"], p["nccl_cuda"] or None,
-                                                p["vllm_venv"], deployed)
-
-        report = None
-        raw = read_text(p["host_tuning_report"])
-        if raw is not None:
-            try:
-                report = json.loads(raw)
-            except ValueError:
-                report = {"sysctl_applied": {}, "governor": "not managed"}
-                findings.append(checks.finding(
-                    "sysctl", "warn", host, "JSON report", "%s is not valid JSON" % p["host_tuning_report"],
-                    "Re-run site.yml --tags host_tuning to rewrite it."))
-        live = {}
-        for key in ((report or {}).get("sysctl_applied") or {}):
-            value = read_text(os.path.join("/proc/sys", key.replace(".", "/")))
-            live[key] = value.strip() if value is not None else None
-        findings += checks.check_sysctl(host, report, live)
-        governors = {}
-        for path in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"):
-            value = read_text(path)
-            if value is not None:
-                governors[path.split("/")[5]] = value.strip()
-        findings += checks.check_governor(host, report, governors)
-
-        logrotate = {"binary": bool(module.get_bin_path("logrotate", opt_dirs=["/usr/sbin"])),
-                     "config": os.path.isfile(p["logrotate_config"]),
-                     "config_path": p["logrotate_config"]}
-        cron = {"binary": bool(module.get_bin_path("cron", opt_dirs=["/usr/sbin"])),
-                "config": os.path.isfile(p["cron_file"]), "config_path": p["cron_file"],
-                "service": g.systemctl("is-active", "cron") if g.has_systemd and deployed else None}
-        findings += checks.check_housekeeping(host, logrotate, cron, deployed)
-
-        units, target = None, None
-        if g.has_systemd and deployed:
-            units = {}
-            for inst in instances or []:
-                unit = "vllm@%s.service" % inst["name"]
-                state = {"enabled": g.systemctl("is-enabled", unit),
-                         "active": g.systemctl("is-active", unit), "health": None}
-                if p["health_check"] and state["active"] == "active":
-                    state["health"] = g.health(inst.get("port"))
-                units[inst["name"]] = state
-            target = {"enabled": g.systemctl("is-enabled", "vllm.target"),
-                      "active": g.systemctl("is-active", "vllm.target")}
-        readings["units"] = units
-        findings += checks.check_units(host, instances if deployed else [], units, target, deployed)
+        mode = checks.resolve_mode(p["mode"], os.path.exists(p["unit_file"]))
+        findings, readings = inspect(Gatherer(module, host), mode)
     except Exception as exc:  # never a traceback: say what failed and where
         module.fail_json(msg="gpu_compliance on %s: unexpected %s: %s (a bug in gpu_fleet.vllm_serving; "
                              "please report it)" % (host, type(exc).__name__, exc))

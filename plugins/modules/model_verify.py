@@ -249,89 +249,68 @@ def _message(host, path, where, failing):
     return " | ".join(lines)
 
 
+def _on_disk(manifest_path):
+    """(manifest.json of the copy or None, why it is not usable or None)."""
+    if not os.path.isfile(manifest_path):
+        return None, None
+    try:
+        return mm.load_manifest(_read(manifest_path)), None
+    except mm.ManifestError as exc:
+        return None, str(exc)
+    except (IOError, OSError) as exc:
+        return None, "cannot read %s: %s" % (manifest_path, exc)
+
+
+def _config(path, listing, expected_config, host):
+    """(the copy's config.json or None, findings on it and against the expected one)."""
+    if "config.json" not in listing or not listing["config.json"]["regular"]:
+        return None, []
+    config, findings = mm.parse_config(_read(os.path.join(path, "config.json")), host)
+    if config is not None and expected_config is not None:
+        findings += mm.compare_configs(expected_config, config, host)
+    return config, findings
+
+
+def _record(module, path, manifest):
+    tmp = os.path.join(path, ".%s.tmp" % mm.MANIFEST_NAME)
+    with open(tmp, "w") as handle:
+        handle.write(mm.dump_manifest(manifest))
+    os.chmod(tmp, 0o444)
+    module.atomic_move(tmp, os.path.join(path, mm.MANIFEST_NAME))
+
+
 def run(module):
     p = module.params
-    host = p["host"]
-    path = p["path"]
-    revision = p["revision"]
-    if revision and not mm.is_commit(revision):
-        module.fail_json(msg="model_verify on %s: revision %r is not a full 40-digit commit hash; pin the "
-                             "commit (the hub shows it as 'sha' of the revision)" % (host, revision))
-    if p["hub_info"] is not None and not (p["repo_id"] and revision):
-        module.fail_json(msg="model_verify on %s: hub_info needs repo_id and revision" % host)
-    if p["chunk_size"] < 4096:
-        module.fail_json(msg="model_verify on %s: chunk_size %d is too small; use at least 4096" % (host, p["chunk_size"]))
-
-    manifest_path = os.path.join(path, mm.MANIFEST_NAME)
-    on_disk = None
-    on_disk_error = None
-    if os.path.isfile(manifest_path):
-        try:
-            on_disk = mm.load_manifest(_read(manifest_path))
-        except mm.ManifestError as exc:
-            on_disk_error = str(exc)
-        except (IOError, OSError) as exc:
-            on_disk_error = "cannot read %s: %s" % (manifest_path, exc)
-
-    findings = []
+    host, path = p["host"], p["path"]
+    problem = mm.parameter_problem(p["revision"], p["hub_info"], p["repo_id"], p["chunk_size"], host)
+    if problem:
+        module.fail_json(msg=problem)
+    on_disk, on_disk_error = _on_disk(os.path.join(path, mm.MANIFEST_NAME))
     try:
-        if p["hub_info"] is not None:
-            manifest = mm.manifest_from_hub(p["hub_info"], p["repo_id"], revision, p["format"], p["conversions"])
-            findings += mm.revision_findings(revision, manifest["revision"],
-                                             on_disk.get("revision") if on_disk else None, host)
-            recorded = on_disk.get("verified") if on_disk and mm.same_plan(on_disk, manifest) else {}
-        elif on_disk is not None:
-            manifest = dict(on_disk)
-            recorded = on_disk.get("verified") or {}
-            findings += mm.revision_findings(revision, None, manifest.get("revision"), host)
-        else:
-            module.fail_json(msg="model_verify on %s: %s has no usable manifest.json (%s) and no hub_info was "
-                                 "given; stage the model with the model_store role, or pass hub_info"
-                             % (host, path, on_disk_error or "file not found"))
+        expected = mm.expected_manifest(p["hub_info"], p["repo_id"], p["revision"], p["format"], p["conversions"],
+                                        on_disk, host)
     except mm.ManifestError as exc:
         module.fail_json(msg="model_verify on %s: %s: %s" % (host, path, exc))
+    if expected is None:
+        module.fail_json(msg="model_verify on %s: %s has no usable manifest.json (%s) and no hub_info was "
+                             "given; stage the model with the model_store role, or pass hub_info"
+                         % (host, path, on_disk_error or "file not found"))
+    manifest, recorded, findings = expected
 
     exists = os.path.isdir(path)
     listing = scan(path) if exists else {}
     check, report = mm.verify(manifest, listing, lambda name: open(os.path.join(path, name), "rb"),
                               host=host, recorded=recorded, chunk_size=p["chunk_size"])
-    findings += check
-
-    config = None
-    if "config.json" in listing and listing["config.json"]["regular"]:
-        config, cfg_findings = mm.parse_config(_read(os.path.join(path, "config.json")), host)
-        findings += cfg_findings
-        if config is not None and p["expected_config"] is not None:
-            findings += mm.compare_configs(p["expected_config"], config, host)
-
+    config, config_findings = _config(path, listing, p["expected_config"], host)
+    findings += check + config_findings
     counts = mm.summarize(findings)
-    new_manifest = dict(manifest)
-    new_manifest.pop("verified", None)
-    new_manifest.pop("config", None)
-    new_manifest["verified"] = report["verified"]
-    if config is not None:
-        new_manifest["config"] = config
-    changed = False
-    if p["record"] and exists and counts["fail"] == 0 and on_disk != new_manifest:
-        changed = True
-        if not module.check_mode:
-            tmp = os.path.join(path, ".%s.tmp" % mm.MANIFEST_NAME)
-            with open(tmp, "w") as handle:
-                handle.write(mm.dump_manifest(new_manifest))
-            os.chmod(tmp, 0o444)
-            module.atomic_move(tmp, manifest_path)
-
-    summary = dict(counts)
-    summary.update({
-        "files": len(manifest["files"]),
-        "bytes": sum(e["size"] for e in manifest["files"].values()),
-        "hashed": len(report["hashed"]),
-        "hashed_bytes": report["hashed_bytes"],
-        "trusted": len(report["trusted"]),
-    })
+    new_manifest = mm.updated_manifest(manifest, report, config)
+    changed = bool(p["record"] and exists and counts["fail"] == 0 and on_disk != new_manifest)
+    if changed and not module.check_mode:
+        _record(module, path, new_manifest)
     result = {
-        "changed": changed, "findings": findings, "summary": summary, "verified": counts["fail"] == 0,
-        "exists": exists, "to_fetch": report["to_fetch"],
+        "changed": changed, "findings": findings, "summary": mm.verify_summary(counts, manifest, report),
+        "verified": counts["fail"] == 0, "exists": exists, "to_fetch": report["to_fetch"],
         "fetch_bytes": sum(item["size"] for item in report["to_fetch"]),
         "manifest": new_manifest, "hashed": report["hashed"],
     }

@@ -188,7 +188,17 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _nccltests
 
-SCHEMA = 1
+ARGUMENT_SPEC = dict(
+    binary=dict(type="str", default="/opt/nccl-tests/build/all_reduce_perf"),
+    args=dict(type="list", elements="str", default=["-b", "8", "-e", "1G", "-f", "2"]),
+    gpus=dict(type="int", default=0),
+    environment=dict(type="dict", default={}),
+    baseline_path=dict(type="path", default="/var/lib/gpu_fleet/nccl_baseline.json"),
+    max_drop_percent=dict(type="float", default=15),
+    mode=dict(type="str", default="auto", choices=["auto", "compare", "record"]),
+    timeout=dict(type="int", default=1800),
+    host=dict(type="str"),
+)
 
 
 def _load_baseline(module, host, path):
@@ -218,45 +228,10 @@ def _store(module, path, record):
     module.atomic_move(tmp, path)
 
 
-def _fmt(value):
-    return "n/a" if value is None else "%.2f GB/s" % value
-
-
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            binary=dict(type="str", default="/opt/nccl-tests/build/all_reduce_perf"),
-            args=dict(type="list", elements="str", default=["-b", "8", "-e", "1G", "-f", "2"]),
-            gpus=dict(type="int", default=0),
-            environment=dict(type="dict", default={}),
-            baseline_path=dict(type="path", default="/var/lib/gpu_fleet/nccl_baseline.json"),
-            max_drop_percent=dict(type="float", default=15),
-            mode=dict(type="str", default="auto", choices=["auto", "compare", "record"]),
-            timeout=dict(type="int", default=1800),
-            host=dict(type="str"),
-        ),
-        supports_check_mode=True,
-    )
+def _validate(module, host):
+    """(resolved binary, environment) or fail_json before anything ran or changed."""
     p = module.params
-    host = p["host"] or socket.gethostname()
-
-    # --- validate everything before running or writing anything ---
-    bad = []
-    if not 0 < p["max_drop_percent"] < 100:
-        bad.append("max_drop_percent must be > 0 and < 100 (percent of the baseline), got %s; "
-                   "e.g. 15" % p["max_drop_percent"])
-    if p["gpus"] < 0:
-        bad.append("gpus must be >= 1 (the -g of nccl-tests) or 0 to leave -g out, got %d" % p["gpus"])
-    if p["timeout"] < 0:
-        bad.append("timeout must be >= 0 seconds, got %d" % p["timeout"])
-    if "-g" in p["args"] and p["gpus"]:
-        bad.append("give the GPU count once: args holds -g and gpus is %d; drop -g from args" % p["gpus"])
-    env = {}
-    for key, value in (p["environment"] or {}).items():
-        if value is None or isinstance(value, (dict, list)):
-            bad.append("environment.%s must be a string, got %r" % (key, value))
-        else:
-            env[str(key)] = str(value)
+    bad, env = _nccltests.parameter_problems(p)
     binary = p["binary"]
     resolved = binary if os.path.isabs(binary) else module.get_bin_path(binary)
     if not resolved or not os.path.isfile(resolved) or not os.access(resolved, os.X_OK):
@@ -265,103 +240,89 @@ def main():
                    "path of build/all_reduce_perf" % binary)
     if bad:
         module.fail_json(msg="nccl_baseline on %s: %s. Nothing was run or changed." % (host, "; ".join(bad)))
+    return resolved, env
 
-    baseline = _load_baseline(module, host, p["baseline_path"])
-    if p["mode"] == "compare" and baseline is None:
+
+def _check_baseline(module, host, baseline, store, args, resolved):
+    """Fail when there is nothing to compare with, or the baseline was another run."""
+    path = module.params["baseline_path"]
+    if module.params["mode"] == "compare" and baseline is None:
         module.fail_json(msg="nccl_baseline on %s: mode=compare but there is no baseline at %s; run once with "
-                             "mode=auto or mode=record on a healthy host first." % (host, p["baseline_path"]))
-    store = baseline is None or p["mode"] == "record"
-    args = list(p["args"]) + (["-g", str(p["gpus"])] if p["gpus"] else [])
-    if baseline is not None and not store and (baseline.get("args") != args or
-                                               os.path.basename(baseline.get("binary") or "") != os.path.basename(resolved)):
-        module.fail_json(msg="nccl_baseline on %s: the baseline at %s was recorded with %s %s, this run would be %s %s; "
-                             "figures of different runs are not comparable. Run with the baseline's arguments, "
-                             "or record a new baseline (mode=record)."
-                         % (host, p["baseline_path"], os.path.basename(baseline.get("binary") or "?"),
-                            " ".join(baseline.get("args") or []), os.path.basename(resolved), " ".join(args)),
-                         baseline=baseline)
+                             "mode=auto or mode=record on a healthy host first." % (host, path))
+    mismatch = None if baseline is None or store else _nccltests.baseline_mismatch(baseline, args, resolved)
+    if mismatch:
+        module.fail_json(msg="nccl_baseline on %s: the baseline at %s %s; figures of different runs are not "
+                             "comparable. Run with the baseline's arguments, or record a new baseline "
+                             "(mode=record)." % (host, path, mismatch), baseline=baseline)
 
-    if module.check_mode:
-        action = "would_store" if store else "would_compare"
-        module.exit_json(changed=store, action=action, regression=False, findings=[], baseline=baseline,
-                         message="%s: check mode: would run %s %s and %s" % (
-                             host, resolved, " ".join(args),
-                             "store it as baseline in %s" % p["baseline_path"] if store else
-                             "compare it with the baseline in %s" % p["baseline_path"]))
 
-    # --- run ---
-    cmd = [resolved] + args
+def _exit_check_mode(module, host, baseline, store, resolved, args):
+    path = module.params["baseline_path"]
+    module.exit_json(changed=store, action="would_store" if store else "would_compare", regression=False,
+                     findings=[], baseline=baseline,
+                     message="%s: check mode: would run %s %s and %s" % (
+                         host, resolved, " ".join(args),
+                         "store it as baseline in %s" % path if store else "compare it with the baseline in %s" % path))
+
+
+def _run(module, host, cmd, env):
+    """Run the benchmark; return (rc, out, err, elapsed, parsed) of a sound run, else fail_json."""
+    p = module.params
     argv = cmd
     if p["timeout"]:
         timeout_bin = module.get_bin_path("timeout")
         if timeout_bin:
             argv = [timeout_bin, str(p["timeout"])] + cmd
-    env["LC_ALL"] = "C"
     started = time.time()
-    rc, out, err = module.run_command(argv, environ_update=env)
+    rc, out, err = module.run_command(argv, environ_update=dict(env, LC_ALL="C"))
     elapsed = round(time.time() - started, 2)
-    text = out + ("\n" + err if err else "")
     try:
-        parsed = _nccltests.parse_nccl_tests(text)
+        parsed = _nccltests.parse_nccl_tests(out + ("\n" + err if err else ""))
     except _nccltests.NcclTestsParseError as exc:
         module.fail_json(msg="nccl_baseline on %s: %s printed no nccl-tests output (rc %d): %s. Baseline untouched."
                              % (host, " ".join(cmd), rc, exc), rc=rc, stdout=out, stderr=err, cmd=cmd)
-    broken = _nccltests.problems(parsed)
-    if rc == 124 and p["timeout"]:
-        broken.insert(0, "killed after the timeout of %d s" % p["timeout"])
-    elif rc != 0:
-        broken.insert(0, "exit status %d" % rc)
-    summary = _nccltests.summary(parsed)
+    broken = _nccltests.run_problems(parsed, rc, p["timeout"])
     if broken:
         module.fail_json(msg="nccl_baseline on %s: broken run of %s: %s. Not used as a measurement; the baseline "
                              "is untouched. Look at the output (NCCL_DEBUG=WARN in nccl_baseline_environment) and "
                              "the GPUs (playbooks/preflight.yml, playbooks/diagnose.yml)."
                              % (host, " ".join(cmd), "; ".join(broken)),
-                         rc=rc, stdout=out, stderr=err, cmd=cmd, problems=broken, summary=summary)
+                         rc=rc, stdout=out, stderr=err, cmd=cmd, problems=broken, summary=_nccltests.summary(parsed))
+    return rc, out, err, elapsed, parsed
 
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    p = module.params
+    host = p["host"] or socket.gethostname()
+    resolved, env = _validate(module, host)
+    baseline = _load_baseline(module, host, p["baseline_path"])
+    store = baseline is None or p["mode"] == "record"
+    args = _nccltests.command_args(p["args"], p["gpus"])
+    _check_baseline(module, host, baseline, store, args, resolved)
+    if module.check_mode:
+        _exit_check_mode(module, host, baseline, store, resolved, args)
+
+    cmd = [resolved] + args
+    rc, out, err, elapsed, parsed = _run(module, host, cmd, env)
+    summary = _nccltests.summary(parsed)
+    ran = dict(cmd=cmd, rc=rc, stdout=out, stderr=err)
     if store:
-        record = {
-            "schema": SCHEMA,
-            "host": host,
-            "recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "binary": resolved,
-            "args": args,
-            "environment": dict((k, v) for k, v in env.items() if k != "LC_ALL"),
-            "elapsed_s": elapsed,
-            "summary": summary,
-            "devices": parsed["devices"],
-            "rows": [{"size": r["size"], "busbw_out_of_place": r["out_of_place"]["busbw"],
-                      "busbw_in_place": r["in_place"]["busbw"]} for r in parsed["rows"]],
-        }
+        record = _nccltests.baseline_record(host, resolved, args, env, elapsed, parsed,
+                                            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         try:
             _store(module, p["baseline_path"], record)
         except (IOError, OSError) as exc:
             module.fail_json(msg="nccl_baseline on %s: cannot write the baseline %s: %s"
                                  % (host, p["baseline_path"], exc), rc=rc, stdout=out, stderr=err)
         module.exit_json(changed=True, action="stored", regression=False, findings=[], summary=summary,
-                         baseline=record, cmd=cmd, rc=rc, stdout=out, stderr=err,
-                         message="%s: %s stored as baseline in %s: avg busbw %s, busbw at %d B %s"
-                                 % (host, os.path.basename(resolved), p["baseline_path"],
-                                    _fmt(summary["avg_busbw"]), summary["large_message_size"] or 0,
-                                    _fmt(summary["large_message_busbw"])))
-
+                         baseline=record, message=_nccltests.stored_message(host, resolved, p["baseline_path"], summary),
+                         **ran)
     findings = _nccltests.compare(baseline["summary"], summary, p["max_drop_percent"])
-    dropped = [f for f in findings if f["dropped"]]
-    names = {"avg_busbw": "avg busbw", "large_message_busbw": "busbw at %s B" % summary["large_message_size"]}
-    if dropped:
-        message = "%s: %s bandwidth drop: %s (limit %g%%, baseline of %s in %s)" % (
-            host, os.path.basename(resolved),
-            "; ".join("%s %s is %.1f%% below the baseline %s"
-                      % (names[f["metric"]], _fmt(f["current"]), f["drop_percent"], _fmt(f["baseline"]))
-                      for f in dropped),
-            p["max_drop_percent"], baseline.get("recorded", "?"), p["baseline_path"])
-    else:
-        message = "%s: %s within %g%% of the baseline: %s" % (
-            host, os.path.basename(resolved), p["max_drop_percent"],
-            "; ".join("%s %s (baseline %s)" % (names[f["metric"]], _fmt(f["current"]), _fmt(f["baseline"]))
-                      for f in findings))
-    module.exit_json(changed=False, action="compared", regression=bool(dropped), findings=findings,
-                     summary=summary, baseline=baseline, cmd=cmd, rc=rc, stdout=out, stderr=err, message=message)
+    module.exit_json(changed=False, action="compared", regression=any(f["dropped"] for f in findings),
+                     findings=findings, summary=summary, baseline=baseline,
+                     message=_nccltests.compared_message(host, resolved, findings, summary, p["max_drop_percent"],
+                                                         baseline, p["baseline_path"]), **ran)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,22 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _readiness
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import parse_systemctl_show
+
+ARGUMENT_SPEC = dict(
+    instances=dict(type="list", elements="dict", required=True),
+    model_name=dict(type="str", required=True),
+    endpoint_url=dict(type="str"),
+    api_key=dict(type="str", no_log=True),
+    unit_template=dict(type="str", default="vllm@%s.service"),
+    log_dir=dict(type="path", default="/var/log/vllm"),
+    log_prefix=dict(type="str", default=""),
+    timeout=dict(type="int", default=900),
+    interval=dict(type="float", default=1.0),
+    max_restarts=dict(type="int", default=2),
+)
+
 
 def _tail(path, lines=20):
     try:
@@ -128,12 +144,7 @@ def _unit_state(module, unit):
         ["systemctl", "show", "-p", "ActiveState", "-p", "SubState", "-p", "NRestarts", "-p", "Result", unit],
         environ_update={"LC_ALL": "C"},
     )
-    state = {}
-    for line in out.splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            state[key] = value
-    return state
+    return parse_systemctl_show(out)
 
 
 def _http(url, method="GET", body=None, headers=None, timeout=5):
@@ -150,103 +161,87 @@ def _http(url, method="GET", body=None, headers=None, timeout=5):
         return None, str(exc)
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            instances=dict(type="list", elements="dict", required=True),
-            model_name=dict(type="str", required=True),
-            endpoint_url=dict(type="str"),
-            api_key=dict(type="str", no_log=True),
-            unit_template=dict(type="str", default="vllm@%s.service"),
-            log_dir=dict(type="path", default="/var/log/vllm"),
-            log_prefix=dict(type="str", default=""),
-            timeout=dict(type="int", default=900),
-            interval=dict(type="float", default=1.0),
-            max_restarts=dict(type="int", default=2),
-        ),
-        supports_check_mode=True,
-    )
-    params = module.params
-    instances = params["instances"]
-    for inst in instances:
-        if "name" not in inst or "port" not in inst:
-            module.fail_json(msg="vllm_wait_ready: every instance needs 'name' and 'port'; got %r" % (inst,))
-    start = time.time()
-    deadline = start + params["timeout"]
-    ready = {}
-    baseline = {}
-    for inst in instances:
-        unit = params["unit_template"] % inst["name"]
-        baseline[inst["name"]] = int(_unit_state(module, unit).get("NRestarts", "0") or 0)
+class Waiter(object):
+    """One wait: the deadline, each unit's restart count when it began, the instances ready."""
 
-    def fail_instance(inst, why):
-        unit = params["unit_template"] % inst["name"]
-        log = os.path.join(params["log_dir"], "%s%s.log" % (params["log_prefix"], inst["name"]))
-        module.fail_json(
-            msg="%s (port %s) is not ready: %s. Last lines of %s:\n%s\nMore: journalctl -u %s"
-            % (unit, inst["port"], why, log, _tail(log), unit),
-            elapsed=round(time.time() - start, 2),
-        )
+    def __init__(self, module):
+        self.module = module
+        self.params = module.params
+        self.start = time.time()
+        self.deadline = self.start + self.params["timeout"]
+        self.baseline = dict((inst["name"], _readiness.restarts(_unit_state(module, self.unit(inst))))
+                             for inst in self.params["instances"])
 
-    pending = list(instances)
-    while pending:
-        for inst in list(pending):
-            unit = params["unit_template"] % inst["name"]
-            state = _unit_state(module, unit)
-            restarts = int(state.get("NRestarts", "0") or 0) - baseline[inst["name"]]
-            if state.get("ActiveState") == "failed":
-                fail_instance(inst, "unit failed (result %s)" % state.get("Result"))
-            if state.get("ActiveState") == "inactive":
-                fail_instance(inst, "unit is not running")
-            if restarts > params["max_restarts"]:
-                fail_instance(inst, "unit restarted %d times while waiting (crash loop)" % restarts)
-            status, _body = _http("http://127.0.0.1:%s/health" % inst["port"], timeout=3)
+    def unit(self, inst):
+        return self.params["unit_template"] % inst["name"]
+
+    def elapsed(self):
+        return round(time.time() - self.start, 2)
+
+    def fail(self, msg):
+        self.module.fail_json(msg=msg, elapsed=self.elapsed())
+
+    def fail_instance(self, inst, why):
+        unit = self.unit(inst)
+        log = os.path.join(self.params["log_dir"], "%s%s.log" % (self.params["log_prefix"], inst["name"]))
+        self.fail("%s (port %s) is not ready: %s. Last lines of %s:\n%s\nMore: journalctl -u %s"
+                  % (unit, inst["port"], why, log, _tail(log), unit))
+
+    def healthy(self, inst):
+        """True once GET /health answers 200; fails the task when the unit is broken for good."""
+        state = _unit_state(self.module, self.unit(inst))
+        why = _readiness.unit_problem(state, _readiness.restarts(state) - self.baseline[inst["name"]],
+                                      self.params["max_restarts"])
+        if why:
+            self.fail_instance(inst, why)
+        status, dummy = _http("http://127.0.0.1:%s/health" % inst["port"], timeout=3)
+        return status == 200
+
+    def wait_healthy(self):
+        """{instance: seconds until healthy}, polling every instance until all are."""
+        ready = {}
+        pending = list(self.params["instances"])
+        while pending:
+            for inst in list(pending):
+                if self.healthy(inst):
+                    ready[inst["name"]] = self.elapsed()
+                    pending.remove(inst)
+            if not pending:
+                break
+            if time.time() > self.deadline:
+                self.fail_instance(pending[0], "GET /health did not answer 200 within %ds" % self.params["timeout"])
+            time.sleep(self.params["interval"])
+        return ready
+
+    def wait_completion(self):
+        """The first successful one-token completion: {status, url, seconds}."""
+        p = self.params
+        url, body, headers = _readiness.completion_request(p["endpoint_url"], p["instances"][0]["port"],
+                                                           p["model_name"], p["api_key"])
+        while True:
+            t0 = time.time()
+            status, text = _http(url, method="POST", body=body, headers=headers, timeout=60)
             if status == 200:
-                ready[inst["name"]] = round(time.time() - start, 2)
-                pending.remove(inst)
-        if not pending:
-            break
-        if time.time() > deadline:
-            fail_instance(pending[0], "GET /health did not answer 200 within %ds" % params["timeout"])
-        time.sleep(params["interval"])
+                return {"status": status, "url": url, "seconds": round(time.time() - t0, 3)}
+            problem = _readiness.completion_problem(url, status, text, p["model_name"])
+            if problem:
+                self.fail(problem)
+            if time.time() > self.deadline:
+                self.fail("POST %s (max_tokens=1) did not succeed within %ds; last answer: %s %s"
+                          % (url, p["timeout"], status, text[:500]))
+            time.sleep(p["interval"])
 
-    base = params["endpoint_url"] or "http://127.0.0.1:%s" % instances[0]["port"]
-    url = base.rstrip("/") + "/v1/completions"
-    headers = {}
-    if params["api_key"]:
-        headers["Authorization"] = "Bearer %s" % params["api_key"]
-    body = {"model": params["model_name"], "prompt": "ping", "max_tokens": 1}
-    while True:
-        t0 = time.time()
-        status, text = _http(url, method="POST", body=body, headers=headers, timeout=60)
-        if status == 200:
-            break
-        if status in (401, 403):
-            module.fail_json(
-                msg="POST %s answered %s: the API key is wrong or missing (a configuration error, not a "
-                "slow start). Check vllm_server_api_key on the controller and VLLM_API_KEY of the instances."
-                % (url, status),
-                elapsed=round(time.time() - start, 2),
-            )
-        if status == 404 and "model" in text.lower():
-            module.fail_json(
-                msg="POST %s answered 404 for model %r: the served model name differs. Answer: %s"
-                % (url, params["model_name"], text[:500]),
-                elapsed=round(time.time() - start, 2),
-            )
-        if time.time() > deadline:
-            module.fail_json(
-                msg="POST %s (max_tokens=1) did not succeed within %ds; last answer: %s %s"
-                % (url, params["timeout"], status, text[:500]),
-                elapsed=round(time.time() - start, 2),
-            )
-        time.sleep(params["interval"])
-    module.exit_json(
-        changed=False,
-        instances=ready,
-        completion={"status": status, "url": url, "seconds": round(time.time() - t0, 3)},
-        elapsed=round(time.time() - start, 2),
-    )
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    for inst in module.params["instances"]:
+        problem = _readiness.instance_problem(inst)
+        if problem:
+            module.fail_json(msg="vllm_wait_ready: %s" % problem)
+    waiter = Waiter(module)
+    ready = waiter.wait_healthy()
+    completion = waiter.wait_completion()
+    module.exit_json(changed=False, instances=ready, completion=completion, elapsed=waiter.elapsed())
 
 
 if __name__ == "__main__":

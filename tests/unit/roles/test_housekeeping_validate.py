@@ -11,6 +11,8 @@ the simulated host (molecule scenario host_tuning, test_refused_path_changes_not
 
 import pytest
 
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_harness
+
 MODEL = {"name": "Qwen/Qwen2.5-7B-Instruct", "path": "/srv/models/Qwen2.5-7B-Instruct"}
 FIX = "Fix: list the cache directory itself as a normalised absolute path"
 
@@ -65,7 +67,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory, run_harness):
+def results(tmp_path_factory):
     cases = [{"id": k, "dirs": v[0], "model": v[1]} for k, v in CASES.items()]
     return run_harness(tmp_path_factory.mktemp("validate"), "housekeeping_validate.yml", cases)
 

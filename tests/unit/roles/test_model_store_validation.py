@@ -11,21 +11,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_playbook
+
 GOOD_REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-
-
-def collections_root():
-    parts = os.path.realpath(ROOT).split(os.sep)
-    if len(parts) > 3 and parts[-3] == "ansible_collections":
-        return os.sep.join(parts[:-3]) or os.sep
-    return os.path.join(ROOT, ".build", "ac")
 
 
 def run_role(tmp_path, models):
@@ -33,15 +24,7 @@ def run_role(tmp_path, models):
     playbook.write_text(json.dumps([{
         "name": "validate only", "hosts": "all", "gather_facts": False,
         "roles": [{"role": "gpu_fleet.vllm_serving.model_store", "vars": {"model_store_models": models}}]}]))
-    (tmp_path / "ansible.cfg").write_text(u"[defaults]\n")
-    env = dict(os.environ)
-    env.update({"ANSIBLE_COLLECTIONS_PATH": collections_root(), "ANSIBLE_NOCOLOR": "1",
-                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp"), "ANSIBLE_CONFIG": str(tmp_path / "ansible.cfg")})
-    proc = subprocess.run(
-        [sys.executable, "-m", "ansible.cli.playbook", "-i", "testhost,", "-c", "local",
-         "-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)],
-        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        universal_newlines=True, check=False)
+    proc = run_playbook(tmp_path, playbook, "-i", "testhost,", "-c", "local")
     return proc.returncode, " ".join(proc.stdout.split())
 
 

@@ -24,12 +24,13 @@ import urllib.request
 
 import pytest
 
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_text
+
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 COLLECTOR = os.path.join(REPO, "roles", "vllm_monitoring", "files", "gpu_fleet_monitor.py")
 STANDIN = os.path.join(REPO, "tests", "simulator", "vllm_standin")
 SIM_SMI = os.path.join(REPO, "tests", "simulator", "bin", "nvidia-smi")
 PROFILE = os.path.join(REPO, "tests", "simulator", "profiles", "a100x6_2numa")
-H200 = os.path.join(REPO, "tests", "fixtures", "real", "h200_monitor")
 MIB = 1048576
 
 
@@ -83,8 +84,7 @@ def test_renamed_gauge_of_later_vllm_is_not_taken_for_the_063_one():
 # --- nvidia-smi --------------------------------------------------------------------------------------
 
 def _read(name):
-    with open(os.path.join(H200, name)) as handle:
-        return handle.read()
+    return fixture_text("real/h200_monitor/" + name)
 
 
 def test_gpu_query_on_the_real_h200_capture():

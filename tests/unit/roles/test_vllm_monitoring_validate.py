@@ -11,6 +11,8 @@ or its failure messages. That nothing changes on a refused host is proven on the
 
 import pytest
 
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_harness
+
 
 THRESHOLDS = "KV-cache thresholds"
 RUNS = "vllm_monitoring_alert_consecutive_runs="
@@ -45,7 +47,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory, run_harness):
+def results(tmp_path_factory):
     cases = [{"id": k, "vars": v[0]} for k, v in CASES.items()]
     return run_harness(tmp_path_factory.mktemp("validate"), "vllm_monitoring_validate.yml", cases)
 

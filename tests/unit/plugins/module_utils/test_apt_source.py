@@ -9,20 +9,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _apt_source as a
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_text
 
-KEYS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "keys")
 RSA = ["EBDC517A67B3CD2A7D021B11276FF65845981B52", "A05C679B6EA4C662FBEEBE6A1C3A84C95A4BDB64"]
 SIM = ["EA92493EF191AB79B38906DA40ADE4451D203378"]
 
 
 def key(name):
-    with open(os.path.join(KEYS, name), "rb") as handle:
-        return handle.read()
+    return fixture_text("keys/" + name, "rb")
 
 
 @pytest.mark.parametrize("name, expected", [

@@ -13,22 +13,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance as c
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     build_gpu_topology,
 )
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_text
 
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
+
 H = "gpu01"
-
-
-def read(*parts):
-    with open(os.path.join(REAL, *parts)) as handle:
-        return handle.read()
 
 
 def only(findings, status=None):
@@ -102,7 +96,7 @@ def test_version_tuple():
 # --- driver / count --------------------------------------------------------------------------
 
 def test_driver_new_enough_real_h200():
-    facts = build_gpu_topology({"qx": read("h200_vm", "q_x.out"), "topo": read("h200_vm", "topo_m.out")})
+    facts = build_gpu_topology({"qx": fixture_text("real/h200_vm/q_x.out"), "topo": fixture_text("real/h200_vm/topo_m.out")})
     f = only(c.check_driver(H, facts, "530.30.02"), "pass")
     assert f["actual"] == "580.159.04" and f["expected"] == ">= 530.30.02"
 
@@ -113,7 +107,7 @@ def test_driver_too_old():
 
 
 def test_driver_absent_real_failure_output():
-    facts = build_gpu_topology({"qx": read("public", "smi_fail_06_couldnt_communicate_with_driver.txt")})
+    facts = build_gpu_topology({"qx": fixture_text("real/public/smi_fail_06_couldnt_communicate_with_driver.txt")})
     f = only(c.check_driver(H, facts, "530.30.02"), "fail")
     assert "couldn't communicate with the NVIDIA driver" in f["actual"]
 
@@ -189,7 +183,7 @@ def test_ecc_not_available_consumer_gpu():
 
 
 def test_ecc_real_v100_xml_zero_counters():
-    facts = build_gpu_topology({"qx": read("public", "qx_03_v100s_8gpu_vm_full_xml_v11_accounting_zero_ecc_empty_pagelist.txt")})
+    facts = build_gpu_topology({"qx": fixture_text("real/public/qx_03_v100s_8gpu_vm_full_xml_v11_accounting_zero_ecc_empty_pagelist.txt")})
     out = c.check_ecc(H, facts)
     assert set(f["status"] for f in out if f["id"] != "ecc_remap") == {"pass"}
     assert len(out) == 24
@@ -243,8 +237,8 @@ def test_nvlink_group_gpu_missing():
 
 
 def test_nvlink_real_ndv2_inactive_links():
-    facts = build_gpu_topology({"nvlink": read("public", "nvlink_err_01_v100_sxm2_ndv2_7gpu_blocks_6_inactive_links_no_eol.txt"),
-                                "topo": read("public", "topo_05_dgx1_v100_hybrid_cube_mesh_tabs.txt")})
+    facts = build_gpu_topology({"nvlink": fixture_text("real/public/nvlink_err_01_v100_sxm2_ndv2_7gpu_blocks_6_inactive_links_no_eol.txt"),
+                                "topo": fixture_text("real/public/topo_05_dgx1_v100_hybrid_cube_mesh_tabs.txt")})
     # topo_05 shows GPU0-GPU3 as NV1/NV2; nvlink_err_01 has inactive links only on GPUs 3,4,5,6
     out = c.check_nvlink(H, facts, [{"name": "a", "gpus": [0, 1], "tensor_parallel_size": 2},
                                     {"name": "b", "gpus": [2, 3], "tensor_parallel_size": 2}])
@@ -253,34 +247,34 @@ def test_nvlink_real_ndv2_inactive_links():
 
 
 def test_fabric_manager_pair_is_not_nvswitch_real_h200x2():
-    facts = build_gpu_topology({"topo": read("h200x2_nvlink", "topo_m.out")})
+    facts = build_gpu_topology({"topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
     f = only(c.check_fabric_manager(H, facts, None), "not_applicable")
     assert "not an NVSwitch system" in f["actual"]
 
 
 def test_fabric_manager_required_on_8_gpu_all_to_all():
-    facts = build_gpu_topology({"topo": read("public", "topo_01_a100_sxm4_8nic_no_gpunumaid.txt")})
+    facts = build_gpu_topology({"topo": fixture_text("real/public/topo_01_a100_sxm4_8nic_no_gpunumaid.txt")})
     assert only(c.check_fabric_manager(H, facts, "inactive"), "fail")["actual"] == "inactive"
     assert only(c.check_fabric_manager(H, facts, None), "fail")["actual"] == "unknown (no systemd)"
     assert only(c.check_fabric_manager(H, facts, "active"), "pass")
 
 
 def test_fabric_manager_hybrid_cube_mesh_is_not_nvswitch():
-    facts = build_gpu_topology({"topo": read("public", "topo_05_dgx1_v100_hybrid_cube_mesh_tabs.txt")})
+    facts = build_gpu_topology({"topo": fixture_text("real/public/topo_05_dgx1_v100_hybrid_cube_mesh_tabs.txt")})
     only(c.check_fabric_manager(H, facts, None), "not_applicable")
 
 
 # --- kernel log ---------------------------------------------------------------------------
 
 def test_xid_01_syslog_bare_row_remapper():
-    events = c.parse_kernel_log(read("public", "xid_01_xid63_row_remapper_pending.txt"))
+    events = c.parse_kernel_log(fixture_text("real/public/xid_01_xid63_row_remapper_pending.txt"))
     assert events == [{"kind": "xid", "xid": 63, "pci": "0000:10:1c", "pid": "1896", "timestamp": None,
                        "message": "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked "
                                   "for remapping, reset gpu to activate.", "line": 1}]
 
 
 def test_xid_02_fallen_off_bus_multiline():
-    events = c.parse_kernel_log(read("public", "xid_02_fallen_off_bus_multiline_no_xid.txt"))
+    events = c.parse_kernel_log(fixture_text("real/public/xid_02_fallen_off_bus_multiline_no_xid.txt"))
     assert len(events) == 1
     e = events[0]
     assert (e["kind"], e["xid"], e["pci"], e["timestamp"], e["line"]) == \
@@ -290,7 +284,7 @@ def test_xid_02_fallen_off_bus_multiline():
 
 
 def test_xid_04_journal_three_gpus():
-    events = c.parse_kernel_log(read("public", "xid_04_xid31_mmu_fault_three_gpus_syslog.txt"))
+    events = c.parse_kernel_log(fixture_text("real/public/xid_04_xid31_mmu_fault_three_gpus_syslog.txt"))
     assert [(e["xid"], e["pci"], e["pid"], e["timestamp"], e["line"]) for e in events] == [
         (31, "0000:5e:00", "223309", "Jan 10 13:04:04", 1),
         (31, "0000:86:00", "223309", "Jan 10 13:04:04", 3),
@@ -299,7 +293,7 @@ def test_xid_04_journal_three_gpus():
 
 @pytest.mark.parametrize("capture", ["h200_vm", "h200x2_nvlink"])
 def test_real_h200_dmesg_has_no_events(capture):
-    text = read(capture, "dmesg_nv.out")
+    text = fixture_text("real/%s/dmesg_nv.out" % capture)
     assert "NVRM" in text
     assert c.parse_kernel_log(text) == []
 
@@ -314,12 +308,12 @@ def test_xid_inside_dmesg_timestamp_and_journal_iso():
 
 
 def test_check_kernel_log_classifies():
-    events = c.parse_kernel_log(read("public", "xid_04_xid31_mmu_fault_three_gpus_syslog.txt"))
+    events = c.parse_kernel_log(fixture_text("real/public/xid_04_xid31_mmu_fault_three_gpus_syslog.txt"))
     assert [f["status"] for f in c.check_kernel_log(H, events, "file")] == ["warn"] * 3
-    events = c.parse_kernel_log(read("public", "xid_01_xid63_row_remapper_pending.txt"))
+    events = c.parse_kernel_log(fixture_text("real/public/xid_01_xid63_row_remapper_pending.txt"))
     f = only(c.check_kernel_log(H, events, "file"), "fail")
     assert f["actual"].startswith("Xid 63 on GPU 0000:10:1c")
-    events = c.parse_kernel_log(read("public", "xid_02_fallen_off_bus_multiline_no_xid.txt"))
+    events = c.parse_kernel_log(fixture_text("real/public/xid_02_fallen_off_bus_multiline_no_xid.txt"))
     assert only(c.check_kernel_log(H, events, "dmesg"), "fail")["subject"] == "GPU 0000:b3:00.0"
     assert only(c.check_kernel_log(H, [], "journal"), "pass")["actual"] == "none in journal"
     f = only(c.check_kernel_log(H, None, "dmesg", "Operation not permitted"), "not_applicable")
@@ -460,3 +454,34 @@ def test_units_healthy_and_stopped():
 def test_units_not_deployed_and_no_systemd():
     assert only(c.check_units(H, [], {}, deployed=False), "not_applicable")["actual"].startswith("not deployed")
     assert only(c.check_units(H, [], None), "not_applicable")["actual"] == "no systemd on this host"
+
+
+# --- the module's inputs ----------------------------------------------------------------------
+
+def test_modes_and_the_deprecated_alias():
+    assert c.MODES == ("auto", "pre_deploy", "post_deploy")
+    assert c.resolve_mode("auto", False) == "pre_deploy"
+    assert c.resolve_mode("auto", True) == "post_deploy"
+    assert c.resolve_mode("preflight", True) == "pre_deploy"     # deprecated alias, new name reported
+    assert c.resolve_mode("post_deploy", False) == "post_deploy"
+
+
+def test_layout_request():
+    params = {"model_path": "/srv/m", "model_config": None, "layout": "auto"}
+    available = {"available": True}
+    assert c.layout_request(params, '{"a": 1}', available, H) == ({"a": 1}, "auto", None, True)
+    assert c.layout_request(params, "{x", available, H)[2].startswith("/srv/m/config.json is not valid JSON")
+    missing = "no config.json at /srv/m on gpu01 and no model_config"
+    assert c.layout_request(params, None, available, H)[2:] == (missing, True)
+    assert c.layout_request(dict(params, model_path=None), None, available, H) == (None, None, None, False)
+    assert c.layout_request(params, "{}", {"available": False, "reason": "no driver"}, H)[2] == \
+        "no usable GPU to plan on: no driver"
+    assert c.layout_request(dict(params, layout='[{"gpus": [0]}]'), "{}", available, H)[1] == [{"gpus": [0]}]
+
+
+def test_host_tuning_report():
+    assert c.host_tuning_report(None, "/x.fact", H) == (None, [])
+    assert c.host_tuning_report('{"governor": "performance"}', "/x.fact", H) == ({"governor": "performance"}, [])
+    report, found = c.host_tuning_report("{x", "/x.fact", H)
+    assert report == {"sysctl_applied": {}, "governor": "not managed"}
+    assert [(f["id"], f["status"], f["actual"]) for f in found] == [("sysctl", "warn", "/x.fact is not valid JSON")]

@@ -15,13 +15,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
 import yaml
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance as c
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_text
 
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
 H = "gpu01"
 VENV = "/opt/torch/.venv"
 TORCH_LIB = "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2"
@@ -29,8 +27,7 @@ SYSTEM_LIB = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3"
 
 
 def real_facts():
-    with open(os.path.join(REAL, "h200x2_nvlink", "results", "nccl_facts.out")) as handle:
-        text = handle.read()
+    text = fixture_text("real/h200x2_nvlink/results/nccl_facts.out")
     return yaml.safe_load(text.split("=>", 1)[1])["ansible_facts"]["nccl"]
 
 

@@ -18,17 +18,20 @@ __metaclass__ = type
 import io
 import json
 import os
-import shutil
 
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _model_manifest as mm
 from ansible_collections.gpu_fleet.vllm_serving.plugins.modules.model_verify import scan
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import (
+    HUB_MODEL as HUB,
+    HUB_REPO as REPO,
+    HUB_REV as REV,
+    fixture_text,
+    hub_info,
+    stage_planted_model,
+)
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-REPO = "Qwen/Qwen2.5-0.5B-Instruct"
-REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-PLANTED = os.path.join(ROOT, "tests", "fixtures", "hub", REPO, REV)
 # From model-info.json (git hash-object / sha256sum / stat):
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"
 WEIGHTS_SIZE = 65712
@@ -37,18 +40,10 @@ CONFIG_SIZE = 569
 HOST = "gpu-test-01"
 
 
-def hub_info():
-    with open(os.path.join(PLANTED, "model-info.json")) as handle:
-        return json.load(handle)
-
-
 @pytest.fixture
 def model(tmp_path):
     """A staged copy of the planted model (without model-info.json, which is the hub's answer)."""
-    dest = tmp_path / "Qwen2.5-0.5B-Instruct"
-    shutil.copytree(PLANTED, str(dest))
-    os.remove(str(dest / "model-info.json"))
-    return dest
+    return stage_planted_model(tmp_path / "Qwen2.5-0.5B-Instruct")
 
 
 def run_verify(path, manifest=None, recorded=None, expected_revision=None):
@@ -117,8 +112,7 @@ def test_sha256_is_streamed_in_chunks():
             reads.append(size)
             return io.BytesIO.read(self, size)
 
-    with open(os.path.join(PLANTED, "model.safetensors"), "rb") as handle:
-        data = handle.read()
+    data = fixture_text(HUB + "/model.safetensors", "rb")
     assert mm.sha256_stream(Counting(data), 4096) == WEIGHTS_SHA256
     assert set(reads) == {4096} and len(reads) == WEIGHTS_SIZE // 4096 + 2
 
@@ -264,8 +258,7 @@ def test_recorded_files_are_not_hashed_again_until_they_change(model):
 # --- preflight: controller copy vs the hub's config.json ---------------------------------------------
 
 def test_config_comparison_fails_on_planner_keys_and_warns_on_others():
-    with open(os.path.join(PLANTED, "config.json")) as handle:
-        hub_cfg = json.load(handle)
+    hub_cfg = json.loads(fixture_text(HUB + "/config.json"))
     controller = dict(hub_cfg, num_attention_heads=28, use_cache=False)
     findings = mm.compare_configs(controller, hub_cfg, HOST)
     assert [(f["id"], f["severity"], f["expected"], f["actual"]) for f in findings] == [

@@ -14,20 +14,14 @@ import os
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _nccl
-
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
-
-
-def read(rel):
-    with open(os.path.join(REAL, rel)) as handle:
-        return handle.read()
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_text
 
 
 @pytest.mark.parametrize("host", ["h200x2_nvlink", "h200_vm"])
 def test_ldconfig_lines_of_the_real_hosts(host):
     # nccl_libs.out = `ldconfig -p | grep -i nccl; find / -name 'libnccl*.so*'` (commands.tsv):
     # the two ldconfig lines come first, the find paths (no "=>") must be ignored.
-    entries = _nccl.parse_ldconfig_p(read(host + "/nccl_libs.out"))
+    entries = _nccl.parse_ldconfig_p(fixture_text("real/" + host + "/nccl_libs.out"))
     assert entries == [
         {"name": "libnccl.so.2", "flags": ["libc6", "x86-64"], "path": "/lib/x86_64-linux-gnu/libnccl.so.2"},
         {"name": "libnccl.so", "flags": ["libc6", "x86-64"], "path": "/lib/x86_64-linux-gnu/libnccl.so"},
@@ -37,7 +31,7 @@ def test_ldconfig_lines_of_the_real_hosts(host):
 
 def test_real_soname_target_gives_the_system_version():
     # the find part of the capture shows the file the soname link points at
-    paths = [line for line in read("h200x2_nvlink/nccl_libs.out").splitlines() if line.startswith("/")]
+    paths = [line for line in fixture_text("real/h200x2_nvlink/nccl_libs.out").splitlines() if line.startswith("/")]
     versions = [_nccl.version_from_filename(os.path.basename(p)) for p in paths]
     assert versions == [None, None, "2.28.3", None]
 
@@ -112,7 +106,7 @@ def _strings_at_offsets(capture_lines):
 def test_real_h200_libraries_version_strings_in_their_order(library, expected):
     # nccl_strings.out: the real libraries' 'NCCL version' strings with their byte offsets; the system
     # 2.28.3 carries "NCCL version 2.28.3 compiled with CUDA 13.0" BEFORE "NCCL version 2.28.3+cuda13.0"
-    lines = read("h200x2_nvlink/nccl_strings.out").splitlines()
+    lines = fixture_text("real/h200x2_nvlink/nccl_strings.out").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("== %s " % library))
     block = []
     for line in lines[start + 1:]:

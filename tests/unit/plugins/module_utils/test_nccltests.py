@@ -19,16 +19,16 @@ import os
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _nccltests
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_path, fixture_text
 
-PUBLIC = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "public")
+PUBLIC = fixture_path("real/public")
 H100 = "nccltests_01_h100_2node_nonmpi_build_busbw_zero.txt"
 DGX = "nccltests_03_dgx_a100_4gpu_nvswitch_222.txt"
 RTX = "nccltests_05_rtx5090_mpi_tagged_v2_18_socket.txt"
 
 
 def read(name):
-    with open(os.path.join(PUBLIC, name)) as handle:
-        return handle.read()
+    return fixture_text("real/public/" + name)
 
 
 def test_every_real_fixture_is_covered():

@@ -17,8 +17,9 @@ import os
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._signatures import classify
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_path, fixture_text
 
-PUBLIC = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real", "public")
+PUBLIC = fixture_path("real/public")
 EXPECTED = {
     # vllm_01 also says "Disabled the custom all-reduce kernel because it is not supported on hcus."
     # (an INFO line, not a failure): it must not be classified as a P2P failure.
@@ -35,15 +36,13 @@ def test_every_vllm_fixture_has_an_expectation():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_fixture(name):
-    with open(os.path.join(PUBLIC, name)) as handle:
-        found = classify(handle.read())
+    found = classify(fixture_text("real/public/" + name))
     assert [(f["id"], f["count"], f["line_no"]) for f in found] == EXPECTED[name]
     assert all(f["fix"] for f in found)
 
 
 def test_first_line_quotes_the_log():
-    with open(os.path.join(PUBLIC, "vllm_01_qwen25_7b_tp8_heads28_dcu.txt")) as handle:
-        found = classify(handle.read())
+    found = classify(fixture_text("real/public/vllm_01_qwen25_7b_tp8_heads28_dcu.txt"))
     assert found[0]["first_line"] == ("ValueError: Total number of attention heads (28) must be "
                                       "divisible by tensor parallel size (8).")
 

@@ -11,25 +11,17 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_table import (
     SmiTableError,
     parse_smi_table,
 )
-
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "real")
-
-
-def read(name):
-    with open(os.path.join(REAL, name), "r") as handle:
-        return handle.read()
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_text
 
 
 def test_a40_gpu4_row_of_err_is_unhealthy_and_the_other_seven_are_kept():
-    table = parse_smi_table(read("public/smi_fail_02_a40_8gpu_gpu4_err_gsp_timeout.txt"))
+    table = parse_smi_table(fixture_text("real/public/smi_fail_02_a40_8gpu_gpu4_err_gsp_timeout.txt"))
     assert table["driver_version"] == "525.60.13" and table["cuda_version"] == "12.0"
     assert [g["index"] for g in table["gpus"]] == list(range(8))
     bad = table["gpus"][4]
@@ -50,7 +42,7 @@ def test_a40_gpu4_row_of_err_is_unhealthy_and_the_other_seven_are_kept():
 
 
 def test_v100_table_then_inforom_warning_after_the_table():
-    table = parse_smi_table(read("public/smi_fail_13_v100_sxm2_8gpu_table_then_inforom_corrupted_warning.txt"))
+    table = parse_smi_table(fixture_text("real/public/smi_fail_13_v100_sxm2_8gpu_table_then_inforom_corrupted_warning.txt"))
     assert table["driver_version"] == "460.32.03"
     assert [g["pci_bus_id"] for g in table["gpus"]] == ["0000000%d:00:00.0" % n for n in range(1, 9)]
     assert all(g["healthy"] for g in table["gpus"])
@@ -58,7 +50,7 @@ def test_v100_table_then_inforom_warning_after_the_table():
 
 
 def test_mig_host_ecc_cell_on_and_one_mig_device_shown():
-    table = parse_smi_table(read("public/smi_mig_01_a100_8gpu_mig_enabled_on_7_one_instance_on_gpu7.txt"))
+    table = parse_smi_table(fixture_text("real/public/smi_mig_01_a100_8gpu_mig_enabled_on_7_one_instance_on_gpu7.txt"))
     assert [g["mig_mode"] for g in table["gpus"]] == ["Disabled"] + ["Enabled"] * 7
     assert table["gpus"][0]["ecc_volatile_uncorrected"] == 0
     assert [g["ecc_cell"] for g in table["gpus"][1:]] == ["On"] * 7
@@ -71,7 +63,7 @@ def test_mig_host_ecc_cell_on_and_one_mig_device_shown():
     ("h200x2_nvlink/smi.out", ["00000000:00:06.0", "00000000:00:07.0"]),
 ])
 def test_real_h200_tables_580_column_widths(capture, buses):
-    table = parse_smi_table(read(capture))
+    table = parse_smi_table(fixture_text("real/" + capture))
     assert table["driver_version"] == "580.159.04" and table["cuda_version"] == "13.0"
     assert [g["pci_bus_id"] for g in table["gpus"]] == buses
     for gpu in table["gpus"]:
@@ -86,7 +78,7 @@ def test_real_h200_tables_580_column_widths(capture, buses):
     "public/smi_fail_09_q_single_gpu_handle_unknown_error_spaced_busid.txt",
 ])
 def test_failure_texts_hold_no_table_and_the_error_quotes_line_1(name):
-    text = read(name)
+    text = fixture_text("real/" + name)
     with pytest.raises(SmiTableError) as err:
         parse_smi_table(text)
     assert err.value.line_no == 1 and err.value.line == text.splitlines()[0]

@@ -11,52 +11,30 @@ __metaclass__ = type
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 import threading
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-MODULE = os.path.join(ROOT, "plugins", "modules", "model_verify.py")
-REPO = "Qwen/Qwen2.5-0.5B-Instruct"
-REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
-HUB_ROOT = os.path.join(ROOT, "tests", "fixtures", "hub")
-PLANTED = os.path.join(HUB_ROOT, REPO, REV)
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import (
+    HUB_MODEL as HUB,
+    HUB_REPO as REPO,
+    HUB_REV as REV,
+    ROOT,
+    fixture_path,
+    fixture_text,
+    hub_info,
+    run_module,
+    stage_planted_model,
+)
+
+HUB_ROOT = fixture_path("hub")
 WEIGHTS_SHA256 = "a58b64694809aad688cf8bbeb245572832c8514d85ca2e2e56710b193b718a4b"  # model-info.json
-
-
-def collections_root():
-    parts = os.path.realpath(ROOT).split(os.sep)
-    if len(parts) > 3 and parts[-3] == "ansible_collections":
-        return os.sep.join(parts[:-3]) or os.sep
-    return os.path.join(ROOT, ".build", "ac")
-
-
-def hub_info():
-    with open(os.path.join(PLANTED, "model-info.json")) as handle:
-        return json.load(handle)
-
-
-def run_module(tmp_path, args, check_mode=False):
-    path = tmp_path / "args.json"
-    args = dict(args, _ansible_check_mode=check_mode)
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
 
 
 @pytest.fixture
 def model(tmp_path):
-    dest = tmp_path / "model"
-    shutil.copytree(PLANTED, str(dest))
-    os.remove(str(dest / "model-info.json"))
-    return dest
+    return stage_planted_model(tmp_path / "model")
 
 
 def base(model, **extra):
@@ -66,7 +44,7 @@ def base(model, **extra):
 
 
 def test_record_then_nothing_to_do(model, tmp_path):
-    rc, res = run_module(tmp_path, base(model, record=True))
+    rc, res = run_module(tmp_path, "model_verify", base(model, record=True))
     assert rc == 0 and res["changed"] is True and res["verified"] is True
     assert sorted(res["hashed"]) == ["README.md", "config.json", "model.safetensors"]
     with open(str(model / "manifest.json")) as handle:
@@ -77,18 +55,18 @@ def test_record_then_nothing_to_do(model, tmp_path):
     assert written["verified"]["model.safetensors"]["size"] == 65712
     # second run: nothing hashed, nothing written
     mtime = os.stat(str(model / "manifest.json")).st_mtime_ns
-    rc, res = run_module(tmp_path, base(model, record=True))
+    rc, res = run_module(tmp_path, "model_verify", base(model, record=True))
     assert rc == 0 and res["changed"] is False and res["hashed"] == []
     assert res["summary"]["trusted"] == 3 and res["summary"]["hashed_bytes"] == 0
     assert os.stat(str(model / "manifest.json")).st_mtime_ns == mtime
     # against its own manifest.json, no hub answer needed
-    rc, res = run_module(tmp_path, {"path": str(model), "revision": REV})
+    rc, res = run_module(tmp_path, "model_verify", {"path": str(model), "revision": REV})
     assert rc == 0 and res["verified"] is True and res["hashed"] == []
 
 
 def test_check_mode_reports_what_would_be_fetched_and_writes_nothing(tmp_path):
     missing = tmp_path / "not-staged-yet"
-    rc, res = run_module(tmp_path, base(missing, record=True), check_mode=True)
+    rc, res = run_module(tmp_path, "model_verify", base(missing, record=True), check_mode=True)
     assert rc == 1 and res["exists"] is False
     assert sorted(item["file"] for item in res["to_fetch"]) == ["README.md", "config.json", "model.safetensors"]
     assert res["fetch_bytes"] == 130 + 569 + 65712  # sizes from model-info.json
@@ -96,7 +74,7 @@ def test_check_mode_reports_what_would_be_fetched_and_writes_nothing(tmp_path):
 
 
 def test_check_mode_record_writes_nothing(model, tmp_path):
-    rc, res = run_module(tmp_path, base(model, record=True), check_mode=True)
+    rc, res = run_module(tmp_path, "model_verify", base(model, record=True), check_mode=True)
     assert rc == 0 and res["changed"] is True
     assert not (model / "manifest.json").exists()
 
@@ -105,7 +83,7 @@ def test_corrupted_copy_fails_with_a_message_naming_host_file_and_values(model, 
     with open(str(model / "model.safetensors"), "r+b") as handle:
         handle.seek(100)
         handle.write(b"\x00\x01\x02\x03")
-    rc, res = run_module(tmp_path, base(model, record=True))
+    rc, res = run_module(tmp_path, "model_verify", base(model, record=True))
     assert rc == 1 and res["failed"] is True
     assert "gpu-test-01" in res["msg"] and "model.safetensors" in res["msg"] and WEIGHTS_SHA256 in res["msg"]
     assert "must not be used" in res["msg"]
@@ -115,15 +93,14 @@ def test_corrupted_copy_fails_with_a_message_naming_host_file_and_values(model, 
 
 def test_report_only_does_not_fail(model, tmp_path):
     os.remove(str(model / "README.md"))
-    rc, res = run_module(tmp_path, base(model, fail_on_findings=False))
+    rc, res = run_module(tmp_path, "model_verify", base(model, fail_on_findings=False))
     assert rc == 0 and res["verified"] is False and res["summary"]["fail"] == 1
 
 
 def test_expected_config_mismatch_is_a_finding(model, tmp_path):
-    with open(os.path.join(PLANTED, "config.json")) as handle:
-        cfg = json.load(handle)
+    cfg = json.loads(fixture_text(HUB + "/config.json"))
     cfg["num_key_value_heads"] = 4
-    rc, res = run_module(tmp_path, base(model, expected_config=cfg))
+    rc, res = run_module(tmp_path, "model_verify", base(model, expected_config=cfg))
     assert rc == 1
     assert [(f["id"], f["severity"]) for f in res["findings"]] == [("model-config-mismatch", "fail")]
     assert "num_key_value_heads" in res["msg"]
@@ -134,18 +111,18 @@ def test_expected_config_mismatch_is_a_finding(model, tmp_path):
     ({"chunk_size": 10}, "chunk_size"),
 ])
 def test_bad_input_is_a_clear_error(model, tmp_path, args, text):
-    rc, res = run_module(tmp_path, base(model, **args))
+    rc, res = run_module(tmp_path, "model_verify", base(model, **args))
     assert rc == 1 and text in res["msg"] and "gpu-test-01" in res["msg"]
 
 
 def test_no_manifest_and_no_hub_answer(model, tmp_path):
-    rc, res = run_module(tmp_path, {"path": str(model), "host": "h1"})
+    rc, res = run_module(tmp_path, "model_verify", {"path": str(model), "host": "h1"})
     assert rc == 1 and "no usable manifest.json" in res["msg"] and "h1" in res["msg"]
 
 
 def test_unreadable_manifest_json_is_reported_not_a_traceback(model, tmp_path):
     (model / "manifest.json").write_text(u"{not json")
-    rc, res = run_module(tmp_path, {"path": str(model), "host": "h1"})
+    rc, res = run_module(tmp_path, "model_verify", {"path": str(model), "host": "h1"})
     assert rc == 1 and "not valid JSON" in res["msg"]
 
 
@@ -194,8 +171,8 @@ def test_hub_standin_answers_like_the_hub_and_its_answer_stages_a_verified_copy(
         code, headers, data = _get("%s/%s/resolve/%s/%s" % (endpoint, REPO, REV, sib["rfilename"]))
         assert code == 200 and headers["X-Repo-Commit"] == REV
         (dest / sib["rfilename"]).write_bytes(data)
-    rc, res = run_module(tmp_path, {"path": str(dest), "hub_info": info, "repo_id": REPO, "revision": REV,
-                                    "record": True})
+    rc, res = run_module(tmp_path, "model_verify", {"path": str(dest), "hub_info": info, "repo_id": REPO,
+                                                    "revision": REV, "record": True})
     assert rc == 0 and res["verified"] is True
     with open(log) as handle:
         entries = [json.loads(line) for line in handle]
@@ -211,7 +188,7 @@ def test_hub_standin_without_blobs_gives_names_only_which_the_module_refuses(hub
     code, _headers, body = _get("%s/api/models/%s/revision/%s" % (endpoint, REPO, REV))
     info = json.loads(body.decode())
     assert code == 200 and all(set(s) == {"rfilename"} for s in info["siblings"])
-    rc, res = run_module(tmp_path, base(model, hub_info=info))
+    rc, res = run_module(tmp_path, "model_verify", base(model, hub_info=info))
     assert rc == 1 and "blobs=true" in res["msg"]
 
 

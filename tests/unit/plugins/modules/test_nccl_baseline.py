@@ -18,17 +18,11 @@ import sys
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import ROOT, fixture_path, run_module
+
 SIM = os.path.join(ROOT, "tests", "simulator", "bin", "all_reduce_perf")
 FAULT = os.path.join(ROOT, "tests", "simulator", "bin", "gpu-sim-fault")
-REPLAY = os.path.join(ROOT, "tests", "fixtures", "real", "public", "nccltests_03_dgx_a100_4gpu_nvswitch_222.txt")
-
-
-def collections_root():
-    parts = os.path.realpath(ROOT).split(os.sep)
-    if len(parts) > 3 and parts[-3] == "ansible_collections":
-        return os.sep.join(parts[:-3]) or os.sep
-    return os.path.join(ROOT, ".build", "ac")
+REPLAY = fixture_path("real/public/nccltests_03_dgx_a100_4gpu_nvswitch_222.txt")
 
 
 @pytest.fixture
@@ -47,15 +41,7 @@ def sim(tmp_path):
 def run(tmp_path, env, check=False, **args):
     args = dict({"binary": SIM, "gpus": 4, "environment": env, "host": "gpu01",
                  "baseline_path": str(tmp_path / "state" / "nccl_baseline.json")}, **args)
-    path = tmp_path / "args.json"
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_check_mode=check)}))
-    menv = dict(os.environ)
-    menv["PYTHONPATH"] = collections_root() + os.pathsep + menv.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "plugins", "modules", "nccl_baseline.py"), str(path)],
-                          cwd=ROOT, env=menv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, check=False)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return json.loads(proc.stdout)
+    return run_module(tmp_path, "nccl_baseline", args, check_mode=check)[1]
 
 
 def stored(tmp_path):

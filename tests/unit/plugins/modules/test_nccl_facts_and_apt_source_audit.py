@@ -9,33 +9,12 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import os
-import subprocess
-import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-KEYS = os.path.join(ROOT, "tests", "fixtures", "keys")
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_path, fixture_text, run_module
+
+KEYS = fixture_path("keys")
 NV = "https://developer.download.nvidia.com/compute/cuda/repos/debian11/x86_64/"
-
-
-def collections_root():
-    parts = os.path.realpath(ROOT).split(os.sep)
-    if len(parts) > 3 and parts[-3] == "ansible_collections":
-        return os.sep.join(parts[:-3]) or os.sep
-    return os.path.join(ROOT, ".build", "ac")
-
-
-def run_module(tmp_path, name, args):
-    path = tmp_path / "args.json"
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_check_mode=True)}))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "plugins", "modules", name + ".py"), str(path)],
-                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, check=False)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def plant_venv(tmp_path, version_bytes, dist=None):
@@ -60,7 +39,7 @@ def test_nccl_facts_torch_bundle_and_env_files(tmp_path):
     (envdir / "n1-0.env").write_text("CUDA_VISIBLE_DEVICES=2,3\n")
     (envdir / "n1-1.env").write_text("VLLM_NCCL_SO_PATH=/nonexistent/libnccl.so.2\n")
     rc, res = run_module(tmp_path, "nccl_facts", {
-        "venvs": [str(venv)], "env_files": [str(envdir / "*.env")], "pinned_path": str(link)})
+        "venvs": [str(venv)], "env_files": [str(envdir / "*.env")], "pinned_path": str(link)}, check_mode=True)
     assert rc == 0 and res["changed"] is False
     facts = res["ansible_facts"]["nccl"]
     torch = facts["venvs"][str(venv)]
@@ -79,7 +58,8 @@ def test_nccl_facts_torch_bundle_and_env_files(tmp_path):
 
 def test_nccl_facts_dist_info_when_the_binary_has_no_string(tmp_path):
     venv, dummy = plant_venv(tmp_path, b"stripped", "nvidia_nccl_cu12-2.20.5.dist-info")
-    rc, res = run_module(tmp_path, "nccl_facts", {"venvs": [str(venv), str(tmp_path / "none")], "env_files": []})
+    rc, res = run_module(tmp_path, "nccl_facts", {"venvs": [str(venv), str(tmp_path / "none")], "env_files": []},
+                         check_mode=True)
     venvs = res["ansible_facts"]["nccl"]["venvs"]
     assert venvs[str(venv)]["version"] == "2.20.5" and venvs[str(venv)]["version_source"] == "dist-info"
     assert venvs[str(tmp_path / "none")] is None
@@ -100,11 +80,10 @@ def test_apt_source_audit_key_match_and_foreign_file(tmp_path):
     rc, res = run_module(tmp_path, "apt_source_audit", {
         "uri": NV, "owned_file": str(apt / "sources.list.d" / "cuda.sources"),
         "key": os.path.join(KEYS, "rsa3072-with-subkey.gpg"), "apt_dir": str(apt),
-        "fingerprints": ["a05c 679b 6ea4 c662 fbee be6a 1c3a 84c9 5a4b db64"]})
+        "fingerprints": ["a05c 679b 6ea4 c662 fbee be6a 1c3a 84c9 5a4b db64"]}, check_mode=True)
     assert rc == 0 and res["changed"] is False
     assert res["key_matches"] is True
-    with open(os.path.join(KEYS, "rsa3072-with-subkey.asc")) as handle:
-        assert res["key_armored"] == handle.read()
+    assert res["key_armored"] == fixture_text("keys/rsa3072-with-subkey.asc")
     assert res["actions"] == {str(apt / "sources.list.d" / "cuda-debian11-x86_64.list"): "remove_file"}
     assert len(res["entries"]) == 2 and len(res["foreign"]) == 1
 
@@ -114,7 +93,7 @@ def test_apt_source_audit_wrong_key_is_reported_not_accepted(tmp_path):
     rc, res = run_module(tmp_path, "apt_source_audit", {
         "uri": NV, "owned_file": str(apt / "sources.list.d" / "cuda.sources"),
         "key": "file://" + os.path.join(KEYS, "gpu-sim-archive.asc"), "apt_dir": str(apt),
-        "fingerprints": ["EB693B3035CD5710E231E123A4B469963BF863CC"]})
+        "fingerprints": ["EB693B3035CD5710E231E123A4B469963BF863CC"]}, check_mode=True)
     assert rc == 0 and res["key_matches"] is False
     assert res["key_fingerprints"] == ["EA92493EF191AB79B38906DA40ADE4451D203378"]
 
@@ -125,5 +104,5 @@ def test_apt_source_audit_unusable_key_fails_cleanly(tmp_path):
     bad.write_text("<html>404</html>")
     for key in (str(bad), str(tmp_path / "missing.asc"), "relative.asc"):
         rc, res = run_module(tmp_path, "apt_source_audit", {
-            "uri": NV, "owned_file": "/x", "key": key, "apt_dir": str(apt)})
+            "uri": NV, "owned_file": "/x", "key": key, "apt_dir": str(apt)}, check_mode=True)
         assert rc == 1 and res["failed"] is True and key in res["msg"], res

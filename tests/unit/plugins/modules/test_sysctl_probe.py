@@ -10,21 +10,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
-import os
-import subprocess
-import sys
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
-MODULE = os.path.join(ROOT, "plugins", "modules", "sysctl_probe.py")
-
-
-def collections_root():
-    """Directory holding ``ansible_collections`` (see test_vllm_layout.py)."""
-    parts = os.path.realpath(ROOT).split(os.sep)
-    if len(parts) > 3 and parts[-3] == "ansible_collections":
-        return os.sep.join(parts[:-3]) or os.sep
-    return os.path.join(ROOT, ".build", "ac")
+from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_module
 
 
 def plant(tmp_path):
@@ -36,23 +22,16 @@ def plant(tmp_path):
     return proc, outside
 
 
-def run_module(tmp_path, keys, proc_root, check_mode=False, persisted_file=None):
-    path = tmp_path / "args.json"
-    args = {"keys": keys, "proc_root": str(proc_root), "_ansible_check_mode": check_mode}
+def run_probe(tmp_path, keys, proc_root, check_mode=False, persisted_file=None):
+    args = {"keys": keys, "proc_root": str(proc_root)}
     if persisted_file is not None:
         args["persisted_file"] = str(persisted_file)
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, MODULE, str(path)], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
+    return run_module(tmp_path, "sysctl_probe", args, check_mode)
 
 
 def test_existing_key_is_settable_and_unchanged(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_module(tmp_path, ["vm.swappiness"], proc)
+    rc, res = run_probe(tmp_path, ["vm.swappiness"], proc)
     assert rc == 0 and res["changed"] is False
     assert res["probes"]["vm.swappiness"] == {"present": True, "value": "60", "settable": True, "reason": None}
     assert (proc / "vm" / "swappiness").read_text() == "60\n"
@@ -60,7 +39,7 @@ def test_existing_key_is_settable_and_unchanged(tmp_path):
 
 def test_unknown_key_is_absent_not_failed(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_module(tmp_path, ["vm.does_not_exist"], proc)
+    rc, res = run_probe(tmp_path, ["vm.does_not_exist"], proc)
     assert rc == 0
     probe = res["probes"]["vm.does_not_exist"]
     assert probe["present"] is False and probe["settable"] is False
@@ -69,7 +48,7 @@ def test_unknown_key_is_absent_not_failed(tmp_path):
 
 def test_directory_is_not_a_key(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_module(tmp_path, ["vm"], proc)
+    rc, res = run_probe(tmp_path, ["vm"], proc)
     assert rc == 0
     assert res["probes"]["vm"]["settable"] is False and res["probes"]["vm"]["reason"].startswith("invalid: ")
 
@@ -78,7 +57,7 @@ def test_keys_leaving_proc_root_are_invalid_and_never_written(tmp_path):
     proc, outside = plant(tmp_path)
     keys = ["vm/../../outside", "vm..swappiness", "vm/./swappiness"]
     for check_mode in (True, False):
-        rc, res = run_module(tmp_path, keys, proc, check_mode=check_mode)
+        rc, res = run_probe(tmp_path, keys, proc, check_mode=check_mode)
         assert rc == 0
         for key in keys:
             assert res["probes"][key]["settable"] is False, (key, res["probes"][key])
@@ -98,19 +77,19 @@ def test_persisted_file_keys_are_read_in_sysctl_d_syntax(tmp_path):
                       "net/core/somaxconn = 4096\n"
                       "vm.swappiness = 1\n"
                       "not a setting\n")
-    rc, res = run_module(tmp_path, ["vm.swappiness"], proc, persisted_file=dropin)
+    rc, res = run_probe(tmp_path, ["vm.swappiness"], proc, persisted_file=dropin)
     assert rc == 0 and res["changed"] is False
     assert res["persisted"] == {"vm.swappiness": "1", "kernel.numa_balancing": "0", "net.core.somaxconn": "4096"}
 
 
 def test_missing_persisted_file_reads_as_empty(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_module(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path / "absent.conf")
+    rc, res = run_probe(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path / "absent.conf")
     assert rc == 0 and res["persisted"] == {}
 
 
 def test_unreadable_persisted_file_fails_cleanly(tmp_path):
     proc, dummy = plant(tmp_path)
-    rc, res = run_module(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path)  # a directory: EISDIR
+    rc, res = run_probe(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path)  # a directory: EISDIR
     assert rc == 1 and res["failed"] is True
     assert str(tmp_path) in res["msg"] and "persisted_file" in res["msg"]

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The small answers of a host's own tools, parsed: ``dpkg-query -W``, ``apt-mark showhold``,
+``systemctl is-active|is-enabled|show``, and where procfs/sysfs keep sysctl keys and cpufreq
+governors.
+
+Private to the collection. Pure code: no Ansible imports, no I/O. The modules run the commands
+(``module.run_command``) and read the files; unit tests call these with the text.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import posixpath
+
+__all__ = [
+    "DPKG_QUERY_FORMAT",
+    "GOVERNOR_GLOB",
+    "first_answer",
+    "parse_dpkg_query",
+    "parse_showhold",
+    "parse_systemctl_show",
+    "sysctl_path",
+    "cpu_of",
+]
+
+# dpkg-query -W -f=<this>: one line per package, "name<TAB>version<TAB>status".
+DPKG_QUERY_FORMAT = "${Package}\t${Version}\t${Status}\n"
+GOVERNOR_GLOB = "/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor"
+
+
+# --- systemd -----------------------------------------------------------------------------------
+
+def first_answer(out, err):
+    """The one-word answer of ``systemctl is-active|is-enabled UNIT`` (``active``, ``inactive``,
+    ``enabled`` ...): the first line of stdout, else of stderr, else ``unknown``."""
+    return (out.strip().splitlines() or [err.strip() or "unknown"])[0]
+
+
+def parse_systemctl_show(out):
+    """``systemctl show -p A -p B UNIT`` -> {"A": value, "B": value} (lines without ``=`` ignored)."""
+    state = {}
+    for line in out.splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            state[key] = value
+    return state
+
+
+# --- packages ----------------------------------------------------------------------------------
+
+def parse_dpkg_query(out):
+    """Output of ``dpkg-query -W -f=DPKG_QUERY_FORMAT names...`` -> (installed {name: version},
+    set of names dpkg itself marks ``hold``). Packages not fully installed are left out."""
+    installed, holds = {}, set()
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[2].endswith(" installed"):
+            installed[parts[0]] = parts[1]
+            if parts[2].startswith("hold "):
+                holds.add(parts[0])
+    return installed, holds
+
+
+def parse_showhold(out):
+    """``apt-mark showhold`` -> the set of held package names."""
+    return set(line.strip() for line in out.splitlines() if line.strip())
+
+
+# --- procfs / sysfs paths ----------------------------------------------------------------------
+
+def sysctl_path(key, root="/proc/sys"):
+    """``vm.swappiness`` -> ``/proc/sys/vm/swappiness``."""
+    return posixpath.join(root, key.replace(".", "/"))
+
+
+def cpu_of(governor_path):
+    """``/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor`` -> ``cpu3``."""
+    return governor_path.split("/")[5]

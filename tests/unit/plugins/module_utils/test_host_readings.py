@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""_host_readings on the answers of dpkg-query, apt-mark and systemctl, in the forms those tools
+print them (dpkg-query -W with the module's format, `systemctl show -p ...`)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _host_readings as r
+
+
+def test_dpkg_query_installed_and_held_packages():
+    out = ("libnccl2\t2.14.3-1+cuda11.7\thold ok installed\n"
+           "libnccl-dev\t2.14.3-1+cuda11.7\tinstall ok installed\n"
+           "cuda-toolkit-12-1\t\tunknown ok not-installed\n"
+           "garbage line\n")
+    installed, holds = r.parse_dpkg_query(out)
+    assert installed == {"libnccl2": "2.14.3-1+cuda11.7", "libnccl-dev": "2.14.3-1+cuda11.7"}
+    assert holds == {"libnccl2"}
+    assert r.DPKG_QUERY_FORMAT == "${Package}\t${Version}\t${Status}\n"
+
+
+def test_showhold_names():
+    assert r.parse_showhold("libnccl2\n  libnccl-dev \n\n") == {"libnccl2", "libnccl-dev"}
+    assert r.parse_showhold("") == set()
+
+
+def test_systemctl_answers():
+    assert r.first_answer("active\n", "") == "active"
+    assert r.first_answer("", "Failed to connect to bus\n") == "Failed to connect to bus"
+    assert r.first_answer("", "") == "unknown"
+    show = "ActiveState=failed\nSubState=failed\nNRestarts=3\nResult=exit-code\nnot a pair\nX=a=b\n"
+    assert r.parse_systemctl_show(show) == {"ActiveState": "failed", "SubState": "failed", "NRestarts": "3",
+                                            "Result": "exit-code", "X": "a=b"}
+
+
+def test_procfs_and_sysfs_paths():
+    assert r.sysctl_path("vm.swappiness") == "/proc/sys/vm/swappiness"
+    assert r.sysctl_path("net.core.rmem_max", "/tmp/p") == "/tmp/p/net/core/rmem_max"
+    assert r.cpu_of("/sys/devices/system/cpu/cpu13/cpufreq/scaling_governor") == "cpu13"
