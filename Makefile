@@ -16,7 +16,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/.build/ac
 export ANSIBLE_FORCE_COLOR := false
 export PY_COLORS := 0
 
-APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync
+APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync openssh-client
 
 .PHONY: help setup sim demo demo-clean test lint sanity units galaxy molecule clean
 

@@ -9,10 +9,9 @@ GPUs 0-2 on NUMA node 0, 3-5 on NUMA node 1) and Qwen2.5-7B-Instruct's size (15 
 GPU per replica, so six instances of TP=1).
 """
 import json
-import os
-import subprocess
 
 import pytest
+from testinfra_helpers import extra_vars, run_playbook
 
 INSTANCES = {
     # name: (gpu, numa node, port)
@@ -227,18 +226,10 @@ def test_cache_cleanup_cron(host):
 
 def test_bad_layout_fails_before_any_change(host):
     """TP=3 on Qwen2.5-7B (28 heads) is refused by the plan play; nothing on the host changes."""
-    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
-    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
-    if not inventory or not project:
-        pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
     before = host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/nginx/conf.d/gpu-fleet-vllm.conf")
-    layout = json.dumps({"vllm_server_layout": [{"gpus": [0, 1, 2], "tensor_parallel_size": 3, "pipeline_parallel_size": 1}]})
-    proc = subprocess.run(
-        [os.path.join(project, ".venv/bin/ansible-playbook"), "-i", inventory,
-         os.path.join(project, "site.yml"), "-e", layout],
-        capture_output=True, text=True, cwd=project, timeout=600, check=False,
-    )
-    out = proc.stdout + proc.stderr
+    layout = {"vllm_server_layout": [{"gpus": [0, 1, 2], "tensor_parallel_size": 3, "pipeline_parallel_size": 1}]}
+    proc = run_playbook("site.yml", *extra_vars(layout))
+    out = proc.stdout
     assert proc.returncode != 0
     assert "gpu-sim-molecule" in out
     assert "28" in out and "attention heads" in out
