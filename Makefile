@@ -94,7 +94,7 @@ molecule: sim
 	$(BIN)/molecule test -s default
 	$(BIN)/molecule test -s host_tuning
 	$(BIN)/molecule test -s model_store
-	$(BIN)/molecule test -s preflight
+	$(BIN)/molecule test -s compliance
 	$(BIN)/molecule test -s cuda_stack
 	$(BIN)/molecule test -s vllm_server
 
