@@ -91,7 +91,6 @@ galaxy: setup
 	  echo "galaxy: built, installed, every module and role documented from the artifact"
 
 molecule: sim
-	$(BIN)/molecule test -s default
 	$(BIN)/molecule test -s host_tuning
 	$(BIN)/molecule test -s model_store
 	$(BIN)/molecule test -s compliance
