@@ -55,8 +55,8 @@ sim: setup
 # --- demo ----------------------------------------------------------------------------------------
 demo: sim
 	bash tests/simulator/hosts.sh up
-	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts site.yml
-	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts tests/simulator/demo-summary.yml
+	$(BIN)/ansible-playbook -i tests/simulator/inventory site.yml
+	$(BIN)/ansible-playbook -i tests/simulator/inventory tests/simulator/demo-summary.yml
 
 demo-clean:
 	bash tests/simulator/hosts.sh down

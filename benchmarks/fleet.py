@@ -69,7 +69,7 @@ def write_inventory(hosts, profile):
     os.makedirs(inv, exist_ok=True)
     link = os.path.join(inv, "group_vars")
     if not os.path.islink(link):
-        os.symlink(os.path.join(REPO, "inventories", "simulated", "group_vars"), link)
+        os.symlink(os.path.join(REPO, "tests", "simulator", "inventory", "group_vars"), link)
     lines = ["# written by benchmarks/fleet.py", "all:", "  children:", "    gpu_hosts:", "      hosts:"]
     lines += ["        %s:" % h for h in hosts]
     lines += ["      vars:",

@@ -8,11 +8,11 @@
 #   tests/simulator/hosts.sh down   [HOST...]   remove the containers
 #   tests/simulator/hosts.sh status [HOST...]   state of each host
 #
-# HOST defaults to every host of tests/simulator/inventory.yml: gpu-sim-a100x6 (profile
+# HOST defaults to every host of tests/simulator/inventory/gpu_hosts: gpu-sim-a100x6 (profile
 # a100x6_2numa) and gpu-sim-h200 (profile h200_vm). `up` on running hosts starts nothing and only
 # re-runs plant.yml (which then reports changed=0).
 #
-# Environment: GPU_SIM_INVENTORY (inventory used to plant, default tests/simulator/inventory.yml;
+# Environment: GPU_SIM_INVENTORY (inventory used to plant, default tests/simulator/inventory/;
 # benchmarks/fleet.py passes its own), GPU_SIM_IMAGE (default localhost/gpu-fleet-sim:bullseye), GPU_SIM_BOOT_TIMEOUT
 # (seconds to wait for systemd, default 90), GPU_SIM_SKIP_PACKAGES=1 (do not run
 # tests/simulator/packages/build-all.sh before planting), ANSIBLE_PLAYBOOK (default
@@ -128,7 +128,7 @@ case "${cmd}" in
         log "hosts up, systemd $(podman exec "${hosts[0]}" systemctl is-system-running 2>/dev/null || true) [$(since "${t}")]"
         t=$(now)
         limit="$(IFS=,; echo "${hosts[*]}")"
-        (cd "${repo}" && "$(ansible_playbook)" -i "${GPU_SIM_INVENTORY:-${here}/inventory.yml}" --limit "${limit}" "${here}/plant.yml")
+        (cd "${repo}" && "$(ansible_playbook)" -i "${GPU_SIM_INVENTORY:-${here}/inventory}" --limit "${limit}" "${here}/plant.yml")
         log "planted ${limit} [$(since "${t}")]"
         ;;
     down)
