@@ -23,8 +23,8 @@ The hosts are podman containers named gpu-bench-NN (never the demo's or molecule
 tests/simulator/hosts.sh with this script's own inventory, and removed at the end (--keep leaves
 them). By default the timed runs reach them over SSH (GPU_SIM_SSH=1 gives each container sshd and
 a key; ansible.cfg's pipelining and ControlPersist apply), as a real fleet is reached;
---connection podman times the `podman exec` connection molecule uses instead (no pipelining:
-about three `podman exec` per task). Run from the repository root after `make sim`:
+--connection podman times the `podman exec` connection instead (molecule's until issue 15; no
+pipelining: about three `podman exec` per task). Run from the repository root after `make sim`:
 
     .venv/bin/python benchmarks/fleet.py converge
     .venv/bin/python benchmarks/fleet.py fleet --sizes 1,4,8 [--playbook playbooks/preflight.yml] [--repeat 3]
@@ -307,7 +307,7 @@ def main():
         p.add_argument("--connection", choices=("ssh", "podman"), default="ssh",
                        help="how the timed runs reach the hosts: ssh (sshd in each container, pipelining and "
                             "ControlPersist from ansible.cfg, as a fleet is reached; default) or podman "
-                            "(podman exec per command, no pipelining: what molecule uses)")
+                            "(podman exec per command, no pipelining: what molecule used until issue 15)")
     f.add_argument("--sizes", default="1,4,8")
     f.add_argument("--playbook", default="playbooks/preflight.yml")
     f.add_argument("--repeat", type=int, default=3)
