@@ -1,6 +1,7 @@
 # gpu_fleet.vllm_serving — two entry points for a fresh machine (see README.md):
 #   make demo   provision two simulated GPU hosts with site.yml and print their layouts
 #   make test   everything CI runs: lint, ansible-test sanity + units, galaxy build/install, molecule
+# and, while working: make check (lint, sanity, units: minutes, no container), make molecule-<scenario>.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -16,14 +17,21 @@ export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/.build/ac
 export ANSIBLE_FORCE_COLOR := false
 export PY_COLORS := 0
 
-APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync
+APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync openssh-client
 
-.PHONY: help setup sim demo demo-clean test lint sanity units galaxy molecule clean
+# The molecule scenarios, in the order make test runs them (molecule/<scenario>/).
+SCENARIOS := host_tuning model_store compliance cuda_stack vllm_server
+
+.PHONY: help setup sim demo demo-clean test check lint sanity units galaxy molecule clean \
+  $(addprefix molecule-,$(SCENARIOS))
 
 help:
 	@echo "make demo        provision simulated hosts gpu-sim-a100x6 and gpu-sim-h200 with site.yml"
 	@echo "make demo-clean  remove the simulated hosts"
-	@echo "make test        lint, ansible-test sanity + units, galaxy build/install, molecule default"
+	@echo "make test        what CI runs: lint, ansible-test sanity + units, galaxy build/install, molecule"
+	@echo "make check       the fast part of make test: lint (ansible-lint, pyflakes), sanity, units"
+	@echo "make molecule    every molecule scenario: $(SCENARIOS)"
+	@for s in $(SCENARIOS); do printf 'make %-22s one scenario: molecule test -s %s\n' "molecule-$$s" "$$s"; done
 
 # --- set-up ----------------------------------------------------------------------------------
 .build/apt.stamp:
@@ -55,8 +63,8 @@ sim: setup
 # --- demo ----------------------------------------------------------------------------------------
 demo: sim
 	bash tests/simulator/hosts.sh up
-	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts site.yml
-	$(BIN)/ansible-playbook -i inventories/simulated/gpu_hosts tests/simulator/demo-summary.yml
+	$(BIN)/ansible-playbook -i tests/simulator/inventory site.yml
+	$(BIN)/ansible-playbook -i tests/simulator/inventory tests/simulator/demo-summary.yml
 
 demo-clean:
 	bash tests/simulator/hosts.sh down
@@ -65,8 +73,12 @@ demo-clean:
 test: lint sanity units galaxy molecule
 	@echo "make test: all stages passed"
 
+check: lint sanity units
+	@echo "make check: lint, sanity and units passed"
+
 lint: setup
 	$(BIN)/ansible-lint --profile production
+	$(BIN)/python -m pyflakes plugins roles tests benchmarks molecule
 
 sanity: setup
 	bash tests/ansible-test.sh sanity
@@ -90,13 +102,10 @@ galaxy: setup
 	    grep -q "ENTRY POINT" .build/doc.txt || { echo "ansible-doc: role $$n has no entry point"; exit 1; }; done; \
 	  echo "galaxy: built, installed, every module and role documented from the artifact"
 
-molecule: sim
-	$(BIN)/molecule test -s default
-	$(BIN)/molecule test -s host_tuning
-	$(BIN)/molecule test -s model_store
-	$(BIN)/molecule test -s preflight
-	$(BIN)/molecule test -s cuda_stack
-	$(BIN)/molecule test -s vllm_server
+molecule: $(addprefix molecule-,$(SCENARIOS))
+
+$(addprefix molecule-,$(SCENARIOS)): molecule-%: sim
+	$(BIN)/molecule test -s $*
 
 clean:
 	rm -rf .build tests/simulator/build

@@ -8,19 +8,18 @@
 #   tests/simulator/hosts.sh down   [HOST...]   remove the containers
 #   tests/simulator/hosts.sh status [HOST...]   state of each host
 #
-# HOST defaults to every host of tests/simulator/inventory.yml: gpu-sim-a100x6 (profile
+# HOST defaults to every host of tests/simulator/inventory/gpu_hosts: gpu-sim-a100x6 (profile
 # a100x6_2numa) and gpu-sim-h200 (profile h200_vm). `up` on running hosts starts nothing and only
 # re-runs plant.yml (which then reports changed=0).
 #
-# Environment: GPU_SIM_INVENTORY (inventory used to plant, default tests/simulator/inventory.yml;
+# Environment: GPU_SIM_INVENTORY (inventory used to plant, default tests/simulator/inventory/;
 # benchmarks/fleet.py passes its own), GPU_SIM_IMAGE (default localhost/gpu-fleet-sim:bullseye), GPU_SIM_BOOT_TIMEOUT
 # (seconds to wait for systemd, default 90), GPU_SIM_SKIP_PACKAGES=1 (do not run
 # tests/simulator/packages/build-all.sh before planting), ANSIBLE_PLAYBOOK (default
-# .venv/bin/ansible-playbook of the repo, else the one on PATH), GPU_SIM_SSH=1 (also install and
-# start sshd in each host and authorise the key .build/sim-ssh/id_ed25519, created when absent, for
-# root: benchmarks/fleet.py uses it to reach the hosts the way a fleet is reached, over SSH with
-# pipelining; the openssh-server .debs are downloaded once into .build/sim-ssh/debs by a throwaway
-# container, so the hosts' own apt state stays as the image left it).
+# .venv/bin/ansible-playbook of the repo, else the one on PATH), GPU_SIM_SSH=1 (authorise the key
+# .build/sim-ssh/id_ed25519, created when absent, for root in each host; the image's sshd runs from
+# boot: benchmarks/fleet.py uses it to reach the hosts the way a fleet is reached, over SSH with
+# pipelining, as molecule does with the same key).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -81,29 +80,16 @@ start_host() {
 
 ssh_dir="${repo}/.build/sim-ssh"
 
-ssh_debs() {  # once: openssh-server and its dependencies for the image, downloaded in a throwaway container
-    if ! compgen -G "${ssh_dir}/debs/*.deb" >/dev/null; then
-        mkdir -p "${ssh_dir}/debs"
-        log "downloading openssh-server for ${image} into ${ssh_dir}/debs"
-        podman --runtime runc run --rm --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 \
-            -v "${ssh_dir}/debs:/out" "${image}" bash -c \
-            'apt-get update -qq && apt-get install -y -qq --download-only --no-install-recommends openssh-server >/dev/null && cp /var/cache/apt/archives/*.deb /out/' \
-            || die "could not download openssh-server (needs the Debian mirror)"
-    fi
-    [ -f "${ssh_dir}/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C gpu-sim-bench -f "${ssh_dir}/id_ed25519"
+ssh_key() {  # once per checkout: the key pair root's authorized_keys gets (git-ignored, never committed)
+    mkdir -p "${ssh_dir}"
+    [ -f "${ssh_dir}/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C gpu-sim-test -f "${ssh_dir}/id_ed25519"
 }
 
-enable_ssh() {
+enable_ssh() {  # the image's sshd (tests/simulator/image/build-image.sh) runs from boot; authorise the key
     local host="$1"
-    if ! podman exec "${host}" test -x /usr/sbin/sshd; then
-        podman exec "${host}" mkdir -p /tmp/gpu-sim-ssh-debs
-        podman cp "${ssh_dir}/debs/." "${host}:/tmp/gpu-sim-ssh-debs/"
-        podman exec -e DEBIAN_FRONTEND=noninteractive "${host}" sh -c \
-            'dpkg -i /tmp/gpu-sim-ssh-debs/*.deb >/tmp/gpu-sim-ssh-dpkg.log 2>&1 && rm -rf /tmp/gpu-sim-ssh-debs' \
-            || die "${host}: installing openssh-server failed"
-    fi
     podman exec -i "${host}" sh -c 'umask 077; mkdir -p /root/.ssh; cat > /root/.ssh/authorized_keys' <"${ssh_dir}/id_ed25519.pub"
-    podman exec "${host}" systemctl enable --now ssh.service >/dev/null 2>&1 || die "${host}: sshd did not start"
+    podman exec "${host}" systemctl is-active --quiet ssh.service \
+        || die "${host}: sshd is not running (an image older than the sshd recipe? rebuild: tests/simulator/image/build-image.sh)"
 }
 
 ansible_playbook() {
@@ -135,14 +121,14 @@ case "${cmd}" in
         for h in "${hosts[@]}"; do start_host "${h}"; done
         for h in "${hosts[@]}"; do wait_systemd "${h}"; done
         if [ "${GPU_SIM_SSH:-0}" = 1 ]; then
-            ssh_debs
+            ssh_key
             for h in "${hosts[@]}"; do enable_ssh "${h}"; done
             log "sshd running in ${hosts[*]}"
         fi
         log "hosts up, systemd $(podman exec "${hosts[0]}" systemctl is-system-running 2>/dev/null || true) [$(since "${t}")]"
         t=$(now)
         limit="$(IFS=,; echo "${hosts[*]}")"
-        (cd "${repo}" && "$(ansible_playbook)" -i "${GPU_SIM_INVENTORY:-${here}/inventory.yml}" --limit "${limit}" "${here}/plant.yml")
+        (cd "${repo}" && "$(ansible_playbook)" -i "${GPU_SIM_INVENTORY:-${here}/inventory}" --limit "${limit}" "${here}/plant.yml")
         log "planted ${limit} [$(since "${t}")]"
         ;;
     down)

@@ -11,11 +11,10 @@ wrong key, foreign entry with mode fail, bad tarball) -> upgrade and downgrade -
 Assertions read dpkg, apt, files and the linker cache directly; expected versions come from the
 stand-in repository's contents (tests/simulator/packages/README.md), not from the role.
 """
-import json
 import os
-import subprocess
 
 import pytest
+from testinfra_helpers import extra_vars, recap as host_recap, run_playbook
 
 HOST = "i4-cuda-stack"
 PINNED = "2.14.3-1+cuda11.7"
@@ -31,25 +30,13 @@ if os.environ.get("MOLECULE_PROJECT_DIRECTORY"):  # host.ansible() runs the coll
 
 
 def playbook(*extra, check=False):
-    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
-    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
-    if not inventory or not project:
-        pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(project, ".build", "ac"),
-               ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="1", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
-    argv = [os.path.join(project, ".venv", "bin", "ansible-playbook"), "-i", inventory,
-            os.path.join(project, "molecule", "cuda_stack", "converge.yml")]
-    for item in extra:
-        argv += ["-e", json.dumps(item)]
-    if check:
-        argv += ["--check", "--diff"]
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=project, env=env, timeout=600, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    args = extra_vars(*extra) + (["--check", "--diff"] if check else [])
+    proc = run_playbook("molecule/cuda_stack/converge.yml", *args, env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
+    return proc.returncode, proc.stdout
 
 
 def recap(out):
-    line = [l for l in out.splitlines() if l.startswith(HOST) and "changed=" in l][-1]
-    return dict(part.split("=") for part in line.split(":", 1)[1].split())
+    return host_recap(out, HOST)
 
 
 def snapshot(host):

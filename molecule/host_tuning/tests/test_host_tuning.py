@@ -12,20 +12,20 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import time
 
 import pytest
-import testinfra
+from testinfra_helpers import molecule_host, run_playbook, scenario_dir
 
 NAME = "i5-host-tuning"  # the platform of molecule.yml
 
 
 @pytest.fixture(scope="module")
 def box():
-    """The container, reached with podman exec: one Ansible run per command (testinfra's ansible
-    backend) took 16 minutes for this module on a 2-core machine."""
-    return testinfra.get_host("podman://" + NAME)
+    """The container, reached over SSH as Ansible reaches it (testinfra's ssh backend with the
+    scenario's control socket; its ansible backend, one Ansible run per command, took 16 minutes
+    for this module on a 2-core machine)."""
+    return molecule_host(NAME)
 
 
 DROPIN = "/etc/sysctl.d/60-gpu-serving.conf"
@@ -337,21 +337,12 @@ def test_cleanup_from_cron_deletes_exactly_old_pt_files(box):
 # --- refused paths change nothing --------------------------------------------------------------
 
 def _ansible_playbook(box, check=False, extra=None):
-    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
-    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
-    scenario = os.environ.get("MOLECULE_SCENARIO_DIRECTORY")
-    if not inventory or not project or not scenario:
-        pytest.fail("run under molecule (MOLECULE_* variables unset)")
-    cmd = [os.path.join(project, ".venv/bin/ansible-playbook"), "-i", inventory,
-           os.path.join(scenario, "converge.yml")]
-    if check:
-        cmd += ["--check", "--diff"]
+    args = ["--check", "--diff"] if check else []
     if extra:
-        cmd += ["-e", json.dumps(extra)]
+        args += ["-e", json.dumps(extra)]
     # one line per message (the YAML result format wraps long strings)
-    env = dict(os.environ, ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="1", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          cwd=project, env=env, timeout=600, check=False)
+    return run_playbook(os.path.join(scenario_dir(), "converge.yml"), *args,
+                        env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
 
 
 STATE = ("stat -c '%n %Y %s %a %U' /etc/sysctl.d/60-gpu-serving.conf /etc/logrotate.d/vllm "

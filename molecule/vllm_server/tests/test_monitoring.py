@@ -15,10 +15,10 @@ planted file is removed and every stopped instance started again (test_vllm_serv
 import json
 import os
 import re
-import subprocess
 import time
 
 import pytest
+from testinfra_helpers import extra_vars, run_playbook
 
 UNIT = "gpu-fleet-monitor"
 TEXTFILE = "/var/lib/node_exporter/textfile_collector/gpu_fleet_vllm.prom"
@@ -215,20 +215,9 @@ def test_stopped_instance_is_up_0_not_a_failed_run(host, quiet_timer):
 # --- the role: refused settings change nothing, --check on a converged host -------------------------
 
 def _playbook(*extra, check=False):
-    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
-    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
-    if not inventory or not project:
-        pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(project, ".build", "ac"),
-               ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="1")
-    argv = [os.path.join(project, ".venv", "bin", "ansible-playbook"), "-i", inventory,
-            os.path.join(project, "molecule", "vllm_server", "monitoring.yml")]
-    for item in extra:
-        argv += ["-e", json.dumps(item)]
-    if check:
-        argv += ["--check", "--diff"]
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=project, env=env, timeout=600, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    args = extra_vars(*extra) + (["--check", "--diff"] if check else [])
+    proc = run_playbook("molecule/vllm_server/monitoring.yml", *args)
+    return proc.returncode, proc.stdout
 
 
 def _snapshot(host):

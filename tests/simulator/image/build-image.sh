@@ -119,10 +119,12 @@ trap cleanup EXIT
 rootfs="${work}/rootfs"
 
 # A plausible bare server: systemd + dbus (Ansible's systemd/service modules), python3 and
-# python3-apt (Ansible's apt module), procps/iproute2/kmod (basic admin tools), ca-certificates.
-# Deliberately absent: numactl, nginx, python3-venv, cron, logrotate, gnupg (the roles install
-# what they need) and anything NVIDIA.
-include="systemd,systemd-sysv,dbus,python3,python3-apt,procps,iproute2,kmod,ca-certificates,less"
+# python3-apt (Ansible's apt module), procps/iproute2/kmod (basic admin tools), ca-certificates,
+# and openssh-server (a fleet is reached over SSH: molecule and benchmarks/fleet.py connect with
+# ansible's ssh connection and pipelining; the key is authorised per container at start, never
+# baked in). Deliberately absent: numactl, nginx, python3-venv, cron, logrotate, gnupg (the roles
+# install what they need) and anything NVIDIA.
+include="systemd,systemd-sysv,dbus,python3,python3-apt,procps,iproute2,kmod,ca-certificates,less,openssh-server"
 t0=$(date +%s)
 debootstrap --variant=minbase --include="${include}" "${suite}" "${rootfs}" "${mirror}" \
     >"${work}/debootstrap.log" 2>&1 || { tail -n 40 "${work}/debootstrap.log" >&2; die "debootstrap failed (log above)"; }
@@ -154,6 +156,13 @@ log "CA certificates of this machine added to the image: $(cat "${work}/extra-ca
 chroot "${rootfs}" /usr/sbin/update-ca-certificates >/dev/null 2>&1 \
     || die "update-ca-certificates failed in the image"
 printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"${rootfs}/etc/pip.conf"
+
+# sshd: keys only (root logs in with the key authorised at container start). The host keys the
+# package generated are the image's own (test hosts; clients connect with StrictHostKeyChecking=no
+# and no known_hosts file).
+printf 'PasswordAuthentication no\n' >"${rootfs}/etc/ssh/sshd_config.d/gpu-sim.conf"
+[ -L "${rootfs}/etc/systemd/system/multi-user.target.wants/ssh.service" ] \
+    || die "openssh-server did not enable ssh.service in the image"
 
 # systemd needs no masked units here: booted under podman + runc (--systemd=always) the image
 # reaches `systemctl is-system-running` = running with no failed unit (see ../README.md).

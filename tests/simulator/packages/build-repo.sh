@@ -125,7 +125,7 @@ trap cleanup EXIT
 
 gpg_batch=(gpg --batch --quiet --no-tty --trust-model always --pinentry-mode loopback --passphrase '')
 # The signing key is committed (src/gpu-sim-archive.test-only-secret.asc, test only), so its
-# fingerprint is known in advance: inventories/simulated sets cuda_stack_apt_key_fingerprint to it.
+# fingerprint is known in advance: tests/simulator/inventory/group_vars sets cuda_stack_apt_key_fingerprint to it.
 fpr="$(gpg --batch --quiet --with-colons --show-keys "${key_file}" 2>/dev/null |
        awk -F: '$1 == "fpr" && !found { print $10; found = 1 }')"
 [ -n "${fpr}" ] || die "no key in ${key_file}"

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """model_verify run as Ansible runs it (subprocess, args file) on a planted model directory, and
-the hub protocol subset model_store uses, against the hub stand-in (tests/hub_standin/)."""
+the hub protocol subset model_store uses, against the hub stand-in (tests/simulator/hub_standin/)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -130,7 +130,7 @@ def test_unreadable_manifest_json_is_reported_not_a_traceback(model, tmp_path):
 
 @pytest.fixture
 def hub(tmp_path):
-    sys.path.insert(0, os.path.join(ROOT, "tests", "hub_standin"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "simulator", "hub_standin"))
     try:
         import hub_standin
     finally:

@@ -5,7 +5,7 @@
 """nccl_baseline run as Ansible runs it (subprocess, args file), driving the simulated
 all_reduce_perf (tests/simulator/bin/all_reduce_perf, replaying the real DGX A100 capture
 nccltests_03: avg busbw 222.066, 8 GiB out-of-place busbw 234.72). The molecule scenario
-`preflight` runs the playbook on a simulated host."""
+`compliance` runs the playbook on a simulated host."""
 
 from __future__ import absolute_import, division, print_function
 

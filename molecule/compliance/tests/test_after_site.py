@@ -1,27 +1,23 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Raw host state after site.yml on the simulated a100x6_2numa host.
+"""Raw host state after site.yml on the simulated a100x6_2numa host (compliance scenario).
 
 These assertions are independent of the collection's own checks: they read files, units,
 sockets, dpkg and HTTP answers directly. Expected values come from the profile (6x A100 80GB,
-GPUs 0-2 on NUMA node 0, 3-5 on NUMA node 1) and Qwen2.5-7B-Instruct's size (15 GB in bf16: one
-GPU per replica, so six instances of TP=1).
+GPUs 0-2 on NUMA node 0, 3-5 on NUMA node 1) and the scenario's layout (host_vars: two TP=2
+instances on the NVLink pairs 0+1 and 4+5, numbered from port 8001 by first GPU). Runs before
+test_preflight.py (file order), on the host as converge left it.
 """
 import json
-import os
-import subprocess
 
 import pytest
+from testinfra_helpers import extra_vars, run_playbook
 
 INSTANCES = {
-    # name: (gpu, numa node, port)
-    "n0-0": (0, 0, 8001),
-    "n0-1": (1, 0, 8002),
-    "n0-2": (2, 0, 8003),
-    "n1-0": (3, 1, 8004),
-    "n1-1": (4, 1, 8005),
-    "n1-2": (5, 1, 8006),
+    # name: (gpus, numa node, port)
+    "n0-0": ("0,1", 0, 8001),
+    "n1-0": ("4,5", 1, 8002),
 }
 MODEL = "Qwen/Qwen2.5-7B-Instruct"
 NCCL = "2.14.3-1+cuda11.7"
@@ -41,7 +37,7 @@ def test_instance_env_file(host, name):
     assert env["CUDA_VISIBLE_DEVICES"] == str(gpu)
     assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert env["VLLM_PORT"] == str(port)
-    assert env["VLLM_TENSOR_PARALLEL_SIZE"] == "1"
+    assert env["VLLM_TENSOR_PARALLEL_SIZE"] == "2"
     assert env["VLLM_NUMACTL_ARGS"] == "--cpunodebind=%d --membind=%d" % (node, node)
 
 
@@ -62,7 +58,7 @@ def test_instance_running_and_listening(host, name):
     args = proc[0].args
     assert "vllm serve /srv/models/Qwen2.5-7B-Instruct" in args
     assert "--served-model-name %s" % MODEL in args
-    assert "--tensor-parallel-size 1 --pipeline-parallel-size 1" in args
+    assert "--tensor-parallel-size 2 --pipeline-parallel-size 1" in args
 
 
 def test_numactl_binding_used_by_units(host):
@@ -227,20 +223,12 @@ def test_cache_cleanup_cron(host):
 
 def test_bad_layout_fails_before_any_change(host):
     """TP=3 on Qwen2.5-7B (28 heads) is refused by the plan play; nothing on the host changes."""
-    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
-    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
-    if not inventory or not project:
-        pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
     before = host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/nginx/conf.d/gpu-fleet-vllm.conf")
-    layout = json.dumps({"vllm_server_layout": [{"gpus": [0, 1, 2], "tensor_parallel_size": 3, "pipeline_parallel_size": 1}]})
-    proc = subprocess.run(
-        [os.path.join(project, ".venv/bin/ansible-playbook"), "-i", inventory,
-         os.path.join(project, "site.yml"), "-e", layout],
-        capture_output=True, text=True, cwd=project, timeout=600, check=False,
-    )
-    out = proc.stdout + proc.stderr
+    layout = {"vllm_server_layout": [{"gpus": [0, 1, 2], "tensor_parallel_size": 3, "pipeline_parallel_size": 1}]}
+    proc = run_playbook("site.yml", *extra_vars(layout))
+    out = proc.stdout
     assert proc.returncode != 0
-    assert "gpu-sim-molecule" in out
+    assert "i7-preflight" in out
     assert "28" in out and "attention heads" in out
     assert "1, 2, 4" in out
     assert "changed=0" in out
