@@ -7,7 +7,7 @@
             idempotent re-run; prints wall time, tasks and `changed` of each, and the ratio.
             Targets (issue 8): re-run changed=0, re-run time <= 50% of the first run.
   fleet     N simulated hosts (default 1, 4 and 8): the same playbook (default
-            playbooks/preflight.yml) over the first 1, 4, 8 hosts, REPEAT times each; prints the
+            playbooks/compliance.yml) over the first 1, 4, 8 hosts, REPEAT times each; prints the
             median wall time per size and the ratio of the largest to 1 host.
             Target (issue 8): 8 hosts / 1 host <= 2.5 with the shipped ansible.cfg (forks 16,
             pipelining) and a jsonfile fact cache (FACT_CACHE below: the setting these figures
@@ -27,7 +27,7 @@ a key; ansible.cfg's pipelining and ControlPersist apply), as a real fleet is re
 pipelining: about three `podman exec` per task). Run from the repository root after `make sim`:
 
     .venv/bin/python benchmarks/fleet.py converge
-    .venv/bin/python benchmarks/fleet.py fleet --sizes 1,4,8 [--playbook playbooks/preflight.yml] [--repeat 3]
+    .venv/bin/python benchmarks/fleet.py fleet --sizes 1,4,8 [--playbook playbooks/compliance.yml] [--repeat 3]
     .venv/bin/python benchmarks/fleet.py rollout [--hosts 4] [--prefix gpu-bench]
 
 Needs CONTAINERS_CONF=tests/simulator/containers.conf (set here when absent).
@@ -309,7 +309,7 @@ def main():
                             "ControlPersist from ansible.cfg, as a fleet is reached; default) or podman "
                             "(podman exec per command, no pipelining: what molecule used until issue 15)")
     f.add_argument("--sizes", default="1,4,8")
-    f.add_argument("--playbook", default="playbooks/preflight.yml")
+    f.add_argument("--playbook", default="playbooks/compliance.yml")
     f.add_argument("--repeat", type=int, default=3)
     f.add_argument("--converge-first", action="store_true", help="run site.yml on all hosts before timing")
     f.add_argument("--extra", nargs="*", default=[], help="extra ansible-playbook arguments")

@@ -25,7 +25,7 @@ description:
     NVLink, no cpufreq, no readable kernel log) says so with status C(not_applicable); it never
     fails for that.
   - The module itself does not fail when the host is not compliant; it returns the findings and
-    a summary (C(compliant)). C(playbooks/preflight.yml) turns them into a table, a JSON report,
+    a summary (C(compliant)). C(playbooks/compliance.yml) (role gpu_fleet.vllm_serving.compliance) turns them into a table, a JSON report,
     JUnit XML and a non-zero exit. It fails only on bad parameters or unreadable tool output.
   - Never changes anything on the host; check mode runs the same reads.
 author:

@@ -285,7 +285,7 @@ def _run(module, host, cmd, env):
     if broken:
         module.fail_json(msg="nccl_baseline on %s: broken run of %s: %s. Not used as a measurement; the baseline "
                              "is untouched. Look at the output (NCCL_DEBUG=WARN in nccl_baseline_environment) and "
-                             "the GPUs (playbooks/preflight.yml, playbooks/diagnose.yml)."
+                             "the GPUs (playbooks/compliance.yml, playbooks/diagnose.yml)."
                              % (host, " ".join(cmd), "; ".join(broken)),
                          rc=rc, stdout=out, stderr=err, cmd=cmd, problems=broken, summary=_nccltests.summary(parsed))
     return rc, out, err, elapsed, parsed

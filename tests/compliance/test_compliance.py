@@ -9,8 +9,9 @@
 One test per host and check id. The checks are not re-implemented here: each host runs the
 gpu_compliance module once (read-only, check mode) and each test asserts that no finding of its
 check has severity fail. Module arguments come from the host's inventory variables, with the same
-names preflight.yml reads (preflight_expected_gpu_count, preflight_packages, vllm_server_model,
-vllm_server_layout, cuda_stack_nccl_version, vllm_server_venv, ...).
+names the compliance role reads (compliance_expected_gpu_count, compliance_packages, vllm_server_model,
+vllm_server_layout, cuda_stack_nccl_version, vllm_server_venv, ...; the deprecated preflight_* names
+as fallbacks, as in the role).
 """
 import json
 import re
@@ -22,18 +23,23 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._compliance
 _CACHE = {}
 
 
+def _setting(variables, name, default):
+    """compliance_<name>, else the deprecated preflight_<name>, else the role's default."""
+    return variables.get("compliance_" + name, variables.get("preflight_" + name, default))
+
+
 def _args(variables):
     args = {
         "host": variables.get("inventory_hostname"),
-        "mode": variables.get("preflight_mode", "auto"),
-        "expected_gpu_count": int(variables.get("preflight_expected_gpu_count", 0)),
-        "retired_pages_max": int(variables.get("preflight_retired_pages_max", 0)),
-        "kernel_log": variables.get("preflight_kernel_log", "auto"),
-        "kernel_log_path": variables.get("preflight_kernel_log_path", "/var/log/kern.log"),
+        "mode": _setting(variables, "mode", "auto"),
+        "expected_gpu_count": int(_setting(variables, "expected_gpu_count", 0)),
+        "retired_pages_max": int(_setting(variables, "retired_pages_max", 0)),
+        "kernel_log": _setting(variables, "kernel_log", "auto"),
+        "kernel_log_path": _setting(variables, "kernel_log_path", "/var/log/kern.log"),
         "layout": variables.get("vllm_server_layout", "auto"),
     }
-    if variables.get("preflight_packages"):
-        args["packages"] = variables["preflight_packages"]
+    if _setting(variables, "packages", None):
+        args["packages"] = _setting(variables, "packages", None)
     if variables.get("cuda_stack_nccl_version"):   # the pin each vLLM instance must load
         args["nccl_version"] = variables["cuda_stack_nccl_version"]
         build = re.search(r"\+cuda(\d+\.\d+)$", variables.get("cuda_stack_nccl_build") or "")

@@ -5,10 +5,10 @@
 # and resolvelib come as wheels in .build/wheels). Results go to $OUT (or ./hw-out).
 #
 #   bash tests/hardware/run_on_device.sh                         # every stage
-#   STAGES="preflight diagnose" bash tests/hardware/run_on_device.sh   # some of them
-# Stages: capture plan bench allreduce preflight diagnose nccl
+#   STAGES="compliance diagnose" bash tests/hardware/run_on_device.sh   # some of them
+# Stages: capture plan bench allreduce compliance diagnose nccl (preflight: old name of compliance)
 set -u
-STAGES=${STAGES:-capture plan bench allreduce preflight diagnose nccl}
+STAGES=${STAGES:-capture plan bench allreduce compliance diagnose nccl}
 want() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
 dest=${OUT:-$PWD}
 out=/tmp/hw-out
@@ -37,19 +37,19 @@ if want bench; then
     PYTHONPATH=/tmp/ac:/tmp/site python3 benchmarks/facts_module.py --runs 20 >"$out/facts_bench.json" 2>&1
     head -30 "$out/facts_bench.json"
 fi
-if want preflight; then
+if want compliance || want preflight; then
     # the model of the plan: 72B needs TP=2 on a 2-GPU host, 7B fits one GPU
     model=Qwen2.5-7B-Instruct; [ "$ngpu" -ge 2 ] && model=Qwen2.5-72B-Instruct
     printf '{"vllm_server_model": {"name": "Qwen/%s", "path": "/nonexistent/%s", "config": %s}}' \
         "$model" "$model" "$(cat $models/$model/config.json)" >"$out/model-vars.json"
     for mode in "" "--check"; do
-        echo "== preflight.yml $mode"
-        /tmp/site/bin/ansible-playbook -i localhost, -c local playbooks/preflight.yml $mode \
-            -e preflight_expected_gpu_count="$ngpu" -e preflight_report_dir="$out/preflight${mode:+-check}" \
-            -e @"$out/model-vars.json" >"$out/preflight${mode:+-check}.log" 2>&1
-        echo "preflight.yml $mode rc=$?"
+        echo "== compliance.yml $mode"
+        /tmp/site/bin/ansible-playbook -i localhost, -c local playbooks/compliance.yml $mode \
+            -e compliance_expected_gpu_count="$ngpu" -e compliance_report_dir="$out/compliance${mode:+-check}" \
+            -e @"$out/model-vars.json" >"$out/compliance${mode:+-check}.log" 2>&1
+        echo "compliance.yml $mode rc=$?"
     done
-    sed -n '/TASK \[Show the host/,/PLAY \[Write/p' "$out/preflight.log" | head -60
+    sed -n "/Show the host's table/,/Collect the hosts' results/p" "$out/compliance.log" | head -60
 fi
 if want nccl; then
     # which NCCL the host and a torch virtualenv really load (nccl_facts), and the raw evidence
@@ -72,7 +72,7 @@ if want nccl; then
 fi
 if want diagnose; then
     echo "== diagnose.yml"
-    /tmp/site/bin/ansible-playbook -i localhost, -c local playbooks/diagnose.yml -e diagnose_dest="$out/diagnose" \
+    /tmp/site/bin/ansible-playbook -i localhost, -c local playbooks/diagnose.yml -e diagnostics_dest="$out/diagnose" \
         >"$out/diagnose.log" 2>&1
     echo "diagnose.yml rc=$?"; tail -5 "$out/diagnose.log"
 fi

@@ -95,7 +95,8 @@ def run_playbook(tmp, playbook, *options, **kwargs):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root(), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"), ANSIBLE_HOME=str(tmp / "home"),
                ANSIBLE_INVENTORY_UNPARSED_WARNING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_RETRY_FILES_ENABLED="false", ANSIBLE_CONFIG=str(tmp / "ansible.cfg"), LC_ALL="C.UTF-8")
+               ANSIBLE_RETRY_FILES_ENABLED="false", ANSIBLE_CONFIG=str(tmp / "ansible.cfg"), LC_ALL="C.UTF-8",
+               PWD=str(tmp))
     argv = [sys.executable, "-m", "ansible.cli.playbook"] + (["--check"] if kwargs.get("check") else [])
     argv += list(options) + ["-e", "ansible_python_interpreter=%s" % sys.executable, str(playbook)]
     return subprocess.run(argv, env=env, cwd=str(tmp), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""preflight.yml against the converged simulated a100x6_2numa host, clean and with planted faults.
+"""compliance.yml against the converged simulated a100x6_2numa host, clean and with planted faults.
 
 Two kinds of test, kept apart on purpose:
 * raw-state assertions (dpkg, systemd, nvidia-smi output) that do not use the catalog, so a bug
   in a check cannot hide itself;
 * the playbook run as an operator runs it (ansible-playbook, JSON report, exit code), once clean
-  and once per planted fault, each expecting exactly the finding the fault should cause.
+  and once per planted fault, each expecting exactly the finding the fault should cause; and the
+  deprecated playbooks/preflight.yml alias once, writing the same reports.
 Expected values come from the scenario (layout: GPUs 0+1 and 4+5, TP=2; 6 GPUs) and the pins of
 roles/cuda_stack (CUDA 12.1.1-1, NCCL 2.14.3-1+cuda11.7).
 """
@@ -25,18 +26,25 @@ NCCL = "2.14.3-1+cuda11.7"
 INSTANCES = {"n0-0": 8001, "n1-0": 8002}
 
 
-def preflight(tmp_path, *extra):
+def playbook(name, *extra, cwd=PROJECT):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(PROJECT, "ansible.cfg"),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".build", "ac"))
-    proc = subprocess.run(
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".build", "ac"), PWD=str(cwd))
+    return subprocess.run(
         [os.path.join(PROJECT, ".venv", "bin", "ansible-playbook"), "-i", INVENTORY,
-         os.path.join(PROJECT, "playbooks", "preflight.yml"), "-e", "preflight_report_dir=%s" % tmp_path]
-        + list(extra), env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-        cwd=PROJECT)
-    with open(os.path.join(str(tmp_path), "preflight-report.json")) as handle:
+         os.path.join(PROJECT, "playbooks", name)] + list(extra),
+        env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, cwd=str(cwd))
+
+
+def read_report(report_dir):
+    with open(os.path.join(str(report_dir), "compliance-report.json")) as handle:
         report = json.load(handle)
     host = [h for h in report["hosts"] if h["host"] == HOST][0]
-    return proc, report, host
+    return report, host
+
+
+def compliance(tmp_path, *extra):
+    proc = playbook("compliance.yml", "-e", "compliance_report_dir=%s" % tmp_path, *extra)
+    return (proc,) + read_report(tmp_path)
 
 
 def failing(host_report):
@@ -65,10 +73,10 @@ def test_raw_simulated_gpus(host):
     assert "<inactive>" not in host.check_output("nvidia-smi nvlink -s")
 
 
-# --- the preflight playbook ----------------------------------------------------------------
+# --- the compliance playbook ---------------------------------------------------------------
 
-def test_preflight_passes_after_converge(tmp_path):
-    proc, report, host_report = preflight(tmp_path)
+def test_compliance_passes_after_converge(tmp_path):
+    proc, report, host_report = compliance(tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert report["compliant"] is True
     assert host_report["summary"]["mode"] == "post_deploy"
@@ -76,15 +84,28 @@ def test_preflight_passes_after_converge(tmp_path):
     passed = set(f["id"] for f in host_report["findings"] if f["status"] == "pass")
     assert {"gpu_driver", "gpu_count", "ecc_uncorrectable", "nvlink", "layout", "packages",
             "nccl_effective", "units", "logrotate", "cron"} <= passed
-    junit = (tmp_path / "preflight-junit.xml").read_text()
+    junit = (tmp_path / "compliance-report.xml").read_text()
     assert 'failures="0"' in junit and 'name="nvlink [TP group n0-0 (GPUs 0,1)]"' in junit
 
 
-def test_preflight_check_mode_changes_nothing(tmp_path):
-    proc = preflight(tmp_path, "--check")[0]
+def test_compliance_check_mode_changes_nothing(tmp_path):
+    proc = compliance(tmp_path, "--check")[0]
     assert proc.returncode == 0, proc.stdout[-3000:]
     recap = [line for line in proc.stdout.splitlines() if line.startswith(HOST + " ")]
     assert recap and "changed=0" in recap[-1]
+
+
+def test_deprecated_preflight_alias_writes_the_new_reports(tmp_path):
+    # playbooks/preflight.yml imports compliance.yml: the same role and reports, here in the default
+    # report directory, ./gpu-fleet-reports of the directory ansible-playbook runs from
+    proc = playbook("preflight.yml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    reports = tmp_path / "gpu-fleet-reports"
+    report, host_report = read_report(reports)
+    assert report["compliant"] is True and [h["host"] for h in report["hosts"]] == [HOST]
+    assert failing(host_report) == [] and host_report["summary"]["mode"] == "post_deploy"
+    assert 'failures="0"' in (reports / "compliance-report.xml").read_text()
+    assert sorted(os.listdir(str(tmp_path))) == ["gpu-fleet-reports"]   # no preflight-* files any more
 
 
 @pytest.fixture
@@ -100,7 +121,7 @@ def fault(host):
 
 def test_fault_gpu_missing(tmp_path, fault):
     fault("gpu-missing", "5")
-    proc, report, host_report = preflight(tmp_path)
+    proc, report, host_report = compliance(tmp_path)
     assert proc.returncode != 0
     ids = failing(host_report)
     assert ("gpu_count", "host", "5 GPU(s), 5 healthy") in ids
@@ -110,28 +131,28 @@ def test_fault_gpu_missing(tmp_path, fault):
 
 def test_fault_ecc_uncorrectable(tmp_path, fault):
     fault("ecc-uncorrectable", "3", "2")
-    proc, report, host_report = preflight(tmp_path)
+    proc, report, host_report = compliance(tmp_path)
     assert proc.returncode != 0
     assert failing(host_report) == [("ecc_uncorrectable", "GPU 3", "volatile 2, aggregate 2")]
 
 
 def test_fault_nvlink_inactive_in_tp_group(tmp_path, fault):
     fault("nvlink-inactive", "4", "7")
-    proc, report, host_report = preflight(tmp_path)
+    proc, report, host_report = compliance(tmp_path)
     assert proc.returncode != 0
     assert failing(host_report) == [("nvlink", "TP group n1-0 (GPUs 4,5)", "GPU 4 link 7 inactive")]
 
 
 def test_fault_nvlink_inactive_outside_tp_groups_passes(tmp_path, fault):
     fault("nvlink-inactive", "2", "0")   # GPUs 2 and 3 serve nothing in this layout
-    proc, report, host_report = preflight(tmp_path)
+    proc, report, host_report = compliance(tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:]
 
 
 def test_fault_held_package_removed(tmp_path, host):
     host.run_expect([0], "dpkg --remove --force-hold libnccl-dev")
     try:
-        proc, report, host_report = preflight(tmp_path)
+        proc, report, host_report = compliance(tmp_path)
         assert proc.returncode != 0
         assert failing(host_report) == [("packages", "libnccl-dev", "not installed")]
     finally:
@@ -142,7 +163,7 @@ def test_fault_held_package_removed(tmp_path, host):
 def test_fault_hold_released(tmp_path, host):
     host.run_expect([0], "apt-mark unhold libnccl2")
     try:
-        proc, report, host_report = preflight(tmp_path)
+        proc, report, host_report = compliance(tmp_path)
         assert proc.returncode != 0
         assert failing(host_report) == [("packages", "libnccl2", NCCL + " installed, not held")]
     finally:
@@ -169,7 +190,7 @@ def test_fault_instance_on_torch_bundled_nccl(tmp_path, host):
     env = "/etc/vllm/n0-0.env"
     host.run_expect([0], "cp -p %s /root/n0-0.env.keep && sed -i '/^VLLM_NCCL_SO_PATH=/d' %s" % (env, env))
     try:
-        proc, report, host_report = preflight(tmp_path)
+        proc, report, host_report = compliance(tmp_path)
         assert proc.returncode != 0
         assert failing(host_report) == [(
             "nccl_effective", "vllm@n0-0",
@@ -185,7 +206,7 @@ def test_fault_instance_on_torch_bundled_nccl(tmp_path, host):
 def test_fault_unit_stopped(tmp_path, host):
     host.run_expect([0], "systemctl stop vllm@n0-0.service")
     try:
-        proc, report, host_report = preflight(tmp_path)
+        proc, report, host_report = compliance(tmp_path)
         assert proc.returncode != 0
         assert failing(host_report) == [("units", "vllm@n0-0", "not active (inactive)")]
     finally:
