@@ -62,6 +62,7 @@ def expected_from_dict(data, checksums=None):
     state = data.get("state") or "file"
     if state not in STATES:
         raise OwnedFileError("%s: state %r is none of %s" % (path, state, ", ".join(STATES)))
+
     def text(key):
         return str(data[key]) if data.get(key) not in (None, "") else None
     return Expected(path=str(path), state=state, checksum=(checksums or {}).get(path) or None,

@@ -167,8 +167,8 @@ def _systemctl(module, args, done=None):
     cmd = [module.get_bin_path("systemctl", required=True)] + list(args)
     rc, out, err = module.run_command(cmd, environ_update=ENV)
     if rc != 0:
-        module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(["systemctl"] + list(args)), rc,
-                                                          (err or out).strip() or "no output"),
+        why = (err or out).strip() or "no output"
+        module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(["systemctl"] + list(args)), rc, why),
                          rc=rc, stdout=out, stderr=err, cmd=cmd, **(done or {}))
     return out
 
