@@ -75,13 +75,18 @@ def stage_planted_model(dest):
     return dest
 
 
-def run_module(tmp_path, name, args, check_mode=False):
+def run_module(tmp_path, name, args, check_mode=False, diff=False, bindir=None):
     """Run module ``name`` with ``args`` as Ansible does (args file in ``tmp_path``); return
-    ``(rc, result dict)``."""
-    path = tmp_path / "args.json"
-    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": dict(args, _ansible_check_mode=check_mode)}))
+    ``(rc, result dict)``. ``bindir``: a directory of stand-in tools put first on PATH; LC_ALL is
+    then dropped from the environment, so the stand-ins see only the locale the module sets."""
+    path = tmp_path / ("args-%s.json" % name)
+    module_args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
+    path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": module_args}))
     env = dict(os.environ)
     env["PYTHONPATH"] = collections_root() + os.pathsep + env.get("PYTHONPATH", "")
+    if bindir is not None:
+        env["PATH"] = str(bindir) + os.pathsep + env.get("PATH", "")
+        env.pop("LC_ALL", None)
     proc = subprocess.run([sys.executable, os.path.join(MODULES, name + ".py"), str(path)], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr

@@ -10,6 +10,8 @@ layout is the planner's default (best layout on at most 4 GPUs): Qwen2.5-7B fits
 four TP=1 instances on the lowest GPUs 0-3, numbered from port 8101. Nothing here calls the collection's own code.
 """
 import json
+import os
+import subprocess
 import time
 
 import pytest
@@ -337,6 +339,49 @@ def test_rollback_switch_served_the_degraded_layout(host):
     journal = host.check_output("journalctl --no-pager -o cat -u 'vllm-degraded@*'")
     for name in DEGRADED:
         assert "Started vLLM server instance %s (degraded layout)" % name in journal
+
+
+def test_switch_on_the_converged_host_wrote_nothing(host):
+    """site.yml's tasks had converged the host: the switch's one-call comparison found every file
+    the role owns (units, targets, helpers, logging, API key, environment and log files of both
+    layouts) as this run renders it, so none of the per-file tasks ran - nor do they on a re-run."""
+    record = json.loads(host.file("/root/i6-rollback.json").content_string)
+    assert record["owned_files_differ"] == []
+
+
+def test_switch_back_found_and_repaired_the_drifted_mode(host):
+    """side_effect.yml set /etc/vllm/n0-0.env to 0644 between the two switches."""
+    record = json.loads(host.file("/root/i6-switch-back.json").content_string)
+    assert record == {"differ": ["/etc/vllm/n0-0.env"],
+                      "reasons": {"/etc/vllm/n0-0.env": ["mode 0644, must be 0640"]}}
+    assert host.file("/etc/vllm/n0-0.env").mode == 0o640
+
+
+def test_check_mode_switch_reports_its_steps_and_changes_nothing(host):
+    """rollback.yml --check --diff on the host serving the full layout: vllm_instances reports the
+    stop of the full layout before the start of the degraded one, and nothing happens."""
+    inventory = os.environ.get("MOLECULE_INVENTORY_FILE")
+    project = os.environ.get("MOLECULE_PROJECT_DIRECTORY")
+    if not inventory or not project:
+        pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
+    pids = {n: _show(host, "vllm@%s.service" % n, "MainPID")["MainPID"] for n in FULL}
+    extra = {"gpu_fleet_rollback_to": "degraded", "vllm_server_api_key": KEY, "vllm_server_device_policy": "closed",
+             "vllm_server_layout": [{"gpus": [0, 1], "tensor_parallel_size": 2}, {"gpus": [2]}, {"gpus": [3]},
+                                    {"gpus": [4, 5], "tensor_parallel_size": 2}]}
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(project, ".build", "ac"),
+               ANSIBLE_FORCE_COLOR="false", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(project, ".venv", "bin", "ansible-playbook"), "-i", inventory,
+                           os.path.join(project, "playbooks", "rollback.yml"), "-e", json.dumps(extra),
+                           "--check", "--diff"],
+                          capture_output=True, text=True, cwd=project, env=env, timeout=600, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert ("+stop vllm@n0-0.service vllm@n0-1.service vllm@n1-0.service vllm@n1-1.service vllm.target\n"
+            "+start vllm-degraded@n0-0.service vllm-degraded@n0-1.service vllm-degraded@n0-2.service "
+            "vllm-degraded@n1-0.service vllm-degraded.target\n") in out, out
+    assert {n: _show(host, "vllm@%s.service" % n, "MainPID")["MainPID"] for n in FULL} == pids
+    assert host.service("vllm.target").is_running and not host.service("vllm-degraded.target").is_running
+    assert not any(host.service("vllm-degraded@%s" % n).is_running for n in DEGRADED)
 
 
 def test_kill_9_instance_restarts_while_endpoint_answers(host):
