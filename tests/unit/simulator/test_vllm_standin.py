@@ -457,3 +457,22 @@ def test_logging_config_path_errors_like_vllm(model_dir, sim_env, tmp_path):
                                               VLLM_LOGGING_CONFIG_PATH=str(cfg)))
     assert result.returncode == 1
     assert "VLLM_LOGGING_CONFIG_PATH implies VLLM_CONFIGURE_LOGGING" in _last_line(result.stderr)
+
+
+def test_refused_request_body_is_read_before_the_next_request_on_the_connection(model_dir, sim_env, tmp_path):
+    """nginx reuses upstream connections (keepalive): a 401/404 answered without reading the
+    request's body left that body in the stream, where it was read as the next request line."""
+    import http.client
+    srv = Server(model_dir, dict(sim_env, VLLM_API_KEY="k"), tmp_path)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        body = json.dumps({"model": SERVED, "prompt": "hi", "max_tokens": 2})
+        for path, status in (("/v1/completions", 401), ("/no-such-path", 404), ("/health", 200)):
+            conn.request("POST" if path != "/health" else "GET", path, body=body if path != "/health" else None,
+                         headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            resp.read()
+            assert resp.status == status, (path, resp.status)
+        conn.close()
+    finally:
+        assert srv.stop() == 0

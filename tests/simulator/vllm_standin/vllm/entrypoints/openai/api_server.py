@@ -294,6 +294,9 @@ class StandinHandler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         try:
             if not self._authorized(path):
+                # uvicorn reads a request's body before it answers, also when it refuses it: a
+                # body left unread on a keep-alive connection would be taken for the next request
+                self._read_body()
                 self._send(401, {"error": "Unauthorized"})
                 return
             if method == "GET" and path in _GET_PATHS:
@@ -301,8 +304,10 @@ class StandinHandler(BaseHTTPRequestHandler):
             elif method == "POST" and path in _POST_PATHS:
                 self._post(path)
             elif path in _GET_PATHS or path in _POST_PATHS:
+                self._read_body()
                 self._send(405, {"detail": "Method Not Allowed"})
             else:
+                self._read_body()
                 self._send(404, {"detail": "Not Found"})
         except _HTTPError as exc:
             self._send(exc.status, exc.body)
