@@ -66,8 +66,8 @@ def _run(host):
     # faster than systemd's default start limit (5 starts in 10 s) allows: clear that count.
     host.run("systemctl reset-failed %s.service" % UNIT)
     start = host.run("systemctl start %s.service" % UNIT)
-    assert start.rc == 0, (start.stderr, host.run("systemctl status %s.service; journalctl -u %s.service -n 30"
-                                                   % (UNIT, UNIT)).stdout)
+    status = "systemctl status %s.service; journalctl -u %s.service -n 30" % (UNIT, UNIT)
+    assert start.rc == 0, (start.stderr, host.run(status).stdout)
     result = host.check_output("systemctl show -p Result --value %s.service" % UNIT)
     assert result == "success"
     cur = cursor.split("cursor: ", 1)[1] if "cursor: " in cursor else ""
