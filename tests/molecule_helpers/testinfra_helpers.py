@@ -13,10 +13,14 @@ MOLECULE_* variable fails the test with a message saying so.
 * run_playbook(path, *args): ansible-playbook against the scenario's inventory, as an operator
   runs it, output kept for assertions; extra_vars(*dicts) turns dicts into -e arguments;
 * recap(output, host): the PLAY RECAP counters of one host;
-* wait_until(probe, timeout, what): poll until probe() is true, else fail naming what.
+* wait_until(probe, timeout, what): poll until probe() is true, else fail naming what;
+* http(host, url, body, headers): one HTTP request from inside the host (python3 is there, curl
+  is not); stream_arrival_times(host, model, headers): when the chunks of a streamed completion
+  through the endpoint arrive.
 """
 import json
 import os
+import shlex
 import subprocess
 import time
 
@@ -96,3 +100,51 @@ def wait_until(probe, timeout, what, interval=3):
         if time.time() >= deadline:
             raise AssertionError("%s within %d s" % (what, timeout))
         time.sleep(interval)
+
+
+_HTTP = r"""
+import json, sys, urllib.request, urllib.error
+url, body, headers = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if body:
+    headers["Content-Type"] = "application/json"
+req = urllib.request.Request(url, data=body.encode() if body else None, headers=headers)
+try:
+    resp = urllib.request.urlopen(req, timeout=30)
+    print(json.dumps({"status": resp.status, "headers": dict(resp.headers), "body": resp.read().decode()}))
+except urllib.error.HTTPError as exc:
+    print(json.dumps({"status": exc.code, "headers": dict(exc.headers), "body": exc.read().decode()}))
+except OSError as exc:
+    print(json.dumps({"status": 0, "headers": {}, "body": str(exc)}))
+"""
+
+
+def http(host, url, body=None, headers=None):
+    """One HTTP request from inside the host: {status, headers, body} (status 0: no connection)."""
+    argv = ["python3", "-c", _HTTP, url, body or "", json.dumps(headers or {})]
+    return json.loads(host.check_output(" ".join(shlex.quote(a) for a in argv)))
+
+
+_STREAM = r"""
+import json, socket, sys, time
+model, headers = sys.argv[1], json.loads(sys.argv[2])
+body = json.dumps({"model": model, "prompt": "hi", "max_tokens": 6, "stream": True}).encode()
+extra = "".join("%s: %s\r\n" % item for item in headers.items()).encode()
+s = socket.create_connection(("127.0.0.1", 8000))
+s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
+          b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+t0 = time.time(); times = []; buf = b""
+while True:
+    d = s.recv(65536)
+    if not d: break
+    n = d.count(b"data: ")
+    times += [time.time() - t0] * n
+    buf += d
+print(json.dumps({"times": times, "done": b"data: [DONE]" in buf}))
+"""
+
+
+def stream_arrival_times(host, model, headers=None):
+    """Stream a completion through the endpoint (port 8000) from inside the host: {times: the
+    arrival time of each SSE chunk in seconds, done: whether [DONE] arrived}."""
+    argv = ["python3", "-c", _STREAM, model, json.dumps(headers or {})]
+    return json.loads(host.check_output(" ".join(shlex.quote(a) for a in argv)))

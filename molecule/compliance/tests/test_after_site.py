@@ -12,7 +12,7 @@ test_preflight.py (file order), on the host as converge left it.
 import json
 
 import pytest
-from testinfra_helpers import extra_vars, run_playbook
+from testinfra_helpers import extra_vars, http, run_playbook, stream_arrival_times
 
 INSTANCES = {
     # name: (gpus, numa node, port)
@@ -85,19 +85,7 @@ def test_unit_keeps_gpus_visible(host):
 
 
 def _http(host, url, body=None):
-    """One HTTP request from inside the host (python3 is there; curl is not)."""
-    script = r"""
-import json, sys, urllib.request, urllib.error
-url, body = sys.argv[1], sys.argv[2]
-req = urllib.request.Request(url, data=body.encode() if body else None,
-                             headers={"Content-Type": "application/json"} if body else {})
-try:
-    resp = urllib.request.urlopen(req, timeout=30)
-    print(json.dumps({"status": resp.status, "headers": dict(resp.headers), "body": resp.read().decode()}))
-except urllib.error.HTTPError as exc:
-    print(json.dumps({"status": exc.code, "headers": dict(exc.headers), "body": exc.read().decode()}))
-"""
-    return json.loads(host.check_output("python3 -c %s %s %s" % (_quote(script), _quote(url), _quote(body or ""))))
+    return http(host, url, body)
 
 
 def test_endpoint_balances_and_completes(host):
@@ -117,29 +105,10 @@ def test_endpoint_health(host):
 
 def test_endpoint_streams_unbuffered(host):
     """Chunks of a stream must arrive separately through nginx, not in one burst at the end."""
-    script = r"""
-import json, socket, time
-body = json.dumps({"model": "%s", "prompt": "hi", "max_tokens": 6, "stream": True}).encode()
-s = socket.create_connection(("127.0.0.1", 8000))
-s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-          b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-t0 = time.time(); times = []; buf = b""
-while True:
-    d = s.recv(65536)
-    if not d: break
-    n = d.count(b"data: ")
-    times += [time.time() - t0] * n
-    buf += d
-print(json.dumps({"times": times, "done": b"data: [DONE]" in buf}))
-""" % MODEL
-    result = json.loads(host.check_output("python3 -c %s" % _quote(script)))
+    result = stream_arrival_times(host, MODEL)
     assert result["done"]
     assert len(result["times"]) >= 4
     assert len(set(round(t, 2) for t in result["times"])) >= 3, result["times"]
-
-
-def _quote(text):
-    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def test_metrics_only_local(host):

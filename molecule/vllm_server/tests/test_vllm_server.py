@@ -15,6 +15,7 @@ import subprocess
 import time
 
 import pytest
+from testinfra_helpers import http, stream_arrival_times
 
 MODEL = "Qwen/Qwen2.5-7B-Instruct"
 FULL = {
@@ -36,33 +37,13 @@ KEY = "s6-molecule-api-key-8c1d"
 AUTH = {"Authorization": "Bearer " + KEY}
 
 
-def _quote(text):
-    return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
 def _env_file(host, path):
     content = host.file(path).content_string
     return dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
 
 
 def _http(host, url, body=None, headers=None):
-    """One HTTP request from inside the host (python3 is there; curl is not)."""
-    script = r"""
-import json, sys, urllib.request, urllib.error
-url, body, headers = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-if body:
-    headers["Content-Type"] = "application/json"
-req = urllib.request.Request(url, data=body.encode() if body else None, headers=headers)
-try:
-    resp = urllib.request.urlopen(req, timeout=30)
-    print(json.dumps({"status": resp.status, "headers": dict(resp.headers), "body": resp.read().decode()}))
-except urllib.error.HTTPError as exc:
-    print(json.dumps({"status": exc.code, "headers": dict(exc.headers), "body": exc.read().decode()}))
-except OSError as exc:
-    print(json.dumps({"status": 0, "headers": {}, "body": str(exc)}))
-"""
-    return json.loads(host.check_output("python3 -c %s %s %s %s" % (
-        _quote(script), _quote(url), _quote(body or ""), _quote(json.dumps(headers or {})))))
+    return http(host, url, body, headers)
 
 
 def _completion(host, port=8000, prompt="hi", headers=None):
@@ -288,23 +269,7 @@ def test_endpoint_balances_over_every_instance(host):
 
 def test_endpoint_streams_unbuffered(host):
     """Chunks of a stream must arrive separately through nginx, not in one burst at the end."""
-    script = r"""
-import json, socket, time
-body = json.dumps({"model": "%s", "prompt": "hi", "max_tokens": 6, "stream": True}).encode()
-s = socket.create_connection(("127.0.0.1", 8000))
-s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-          b"Authorization: Bearer %s\r\n"
-          b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-t0 = time.time(); times = []; buf = b""
-while True:
-    d = s.recv(65536)
-    if not d: break
-    n = d.count(b"data: ")
-    times += [time.time() - t0] * n
-    buf += d
-print(json.dumps({"times": times, "done": b"data: [DONE]" in buf}))
-""" % (MODEL, KEY)
-    result = json.loads(host.check_output("python3 -c %s" % _quote(script)))
+    result = stream_arrival_times(host, MODEL, {"Authorization": "Bearer %s" % KEY})
     assert result["done"]
     assert len(result["times"]) >= 4
     assert len(set(round(t, 2) for t in result["times"])) >= 3, result["times"]
