@@ -12,14 +12,16 @@ call them with planted readings. Every check returns a list of findings::
      "severity": "fail", "host": "gpu01", "expected": "0", "actual": "2",
      "remediation": "..."}
 
-``status`` is what happened: ``pass``, ``fail``, ``warn`` or ``not_applicable`` (the input is
-absent on this host: not deployed, no systemd, no NVLink ...). ``severity`` is what it means for
+``status`` is what happened: ``pass``, ``fail``, ``warn``, ``not_applied`` (the role that applies
+it has recorded nothing on this host yet: before a rollout; a warning, never a pass) or
+``not_applicable`` (the input is absent on this host: no systemd, no NVLink, turned off ...). ``severity`` is what it means for
 the host: ``fail`` (not fit to serve), ``warn`` (look at it), ``info`` (passed or not
 applicable). A host is compliant when no finding has severity ``fail``.
 
 Also here: the kernel-log parser for Xid events and "fallen off the bus" (dmesg, syslog and
 journal forms), and the module's inputs: its parameter checks, the check mode (``auto``,
-``pre_deploy``, ``post_deploy``), the layout request and the host_tuning report.
+``pre_deploy``, ``post_deploy``) and the layout request. The roles' records (local facts) are read
+in ``_compliance_records``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -37,8 +39,8 @@ __all__ = [
     "resolve_mode",
     "parameter_problems",
     "layout_request",
-    "host_tuning_report",
     "finding",
+    "not_applied",
     "summarize",
     "version_tuple",
     "parse_kernel_log",
@@ -80,8 +82,8 @@ CHECKS = {
     "units": "vLLM units enabled, active and healthy",
 }
 
-STATUSES = ("pass", "fail", "warn", "not_applicable")
-_SEVERITY = {"pass": "info", "not_applicable": "info", "warn": "warn", "fail": "fail"}
+STATUSES = ("pass", "fail", "warn", "not_applied", "not_applicable")
+_SEVERITY = {"pass": "info", "not_applicable": "info", "warn": "warn", "not_applied": "warn", "fail": "fail"}
 
 
 def finding(check_id, status, host, expected, actual, remediation="", subject=None):
@@ -99,7 +101,7 @@ def finding(check_id, status, host, expected, actual, remediation="", subject=No
         "host": host,
         "expected": "" if expected is None else str(expected),
         "actual": "" if actual is None else str(actual),
-        "remediation": remediation if status in ("fail", "warn") else "",
+        "remediation": remediation if _SEVERITY[status] in ("fail", "warn") else "",
     }
 
 
@@ -131,6 +133,16 @@ def version_tuple(text):
 
 def _na(check_id, host, expected, why, subject=None):
     return finding(check_id, "not_applicable", host, expected, why, subject=subject)
+
+
+def not_applied(check_id, host, expected, role, subject=None, now=None):
+    """The finding of a check whose role has recorded nothing on this host (a warning)."""
+    actual = "not applied: %s has recorded nothing on this host" % role
+    if now:
+        actual += " (now: %s)" % now
+    return finding(check_id, "not_applied", host, expected, actual,
+                   "Roll out with site.yml (role %s); until then there is nothing applied to check." % role,
+                   subject)
 
 
 # --- GPUs -------------------------------------------------------------------------------------
@@ -486,48 +498,82 @@ def check_layout(host, plan=None, error=None, requested=True):
 
 # --- deployed state ---------------------------------------------------------------------------
 
-def check_packages(host, wanted, installed, holds, deployed=True):
+def _packages_not_applied(host, wanted, installed):
+    out = []
+    for name, version in sorted(wanted.items()):
+        have = (installed or {}).get(name)
+        now = "not installed" if have is None else "%s installed" % have
+        out.append(not_applied("packages", host, "%s installed and held" % version, "cuda_stack", name,
+                               now if installed is not None else None))
+    return out
+
+
+def check_recorded_pins(host, recorded, requested, deployed=True):
+    """The pins cuda_stack recorded against those the inventory asks for (both {package: version})."""
+    expected = ", ".join("%s=%s" % item for item in sorted(requested.items())) or "no pins"
+    actual = ", ".join("%s=%s" % item for item in sorted(recorded.items())) or "no pins"
+    if recorded == requested:
+        return [finding("packages", "pass", host, expected, actual, subject="cuda_stack record")]
+    return [finding("packages", "fail" if deployed else "warn", host, expected, actual,
+                    "The inventory asks for other pins than cuda_stack applied: re-run site.yml --tags "
+                    "cuda_stack%s." % ("" if deployed else " (the rollout will)"), "cuda_stack record")]
+
+
+def check_packages(host, wanted, installed, holds, deployed=True, recorded=True):
     """``wanted`` {package: version}; ``installed`` {package: version} from dpkg-query (None =
-    dpkg absent); ``holds`` set of held packages (None = unknown)."""
+    dpkg absent); ``holds`` set of held packages (None = unknown); ``recorded``: whether
+    cuda_stack recorded its pins here (if not, every pin is ``not_applied``)."""
     expected_all = ", ".join("%s=%s held" % (k, v) for k, v in sorted((wanted or {}).items()))
     if not wanted:
         return [_na("packages", host, "pinned packages", "no pinned packages given")]
+    if not recorded:
+        return _packages_not_applied(host, wanted, installed)
     if installed is None:
         return [_na("packages", host, expected_all, "no dpkg on this host")]
-    out = []
-    if not deployed and not any(name in installed for name in wanted):
+    if not deployed:
+        return _packages_before_rollout(host, wanted, installed, holds)
+    return [_package_finding(host, name, version, installed.get(name), holds)
+            for name, version in sorted(wanted.items())]
+
+
+def _package_finding(host, name, version, have, holds):
+    """One pinned package on a host where cuda_stack applied its pins."""
+    expected = "%s installed and held" % version
+    if have is None:
+        return finding("packages", "fail", host, expected, "not installed",
+                       "Re-run site.yml --tags cuda_stack (installs %s=%s and holds it)." % (name, version), name)
+    if have != version:
+        return finding("packages", "fail", host, expected, "%s installed" % have,
+                       "Version drift: something upgraded %s. Re-run site.yml --tags "
+                       "cuda_stack; use force_apt_get for upgrades on these hosts." % name, name)
+    if holds is not None and name not in holds:
+        return finding("packages", "fail", host, expected, "%s installed, not held" % have,
+                       "`apt-mark hold %s` (or re-run site.yml --tags cuda_stack) so "
+                       "upgrades cannot move it." % name, name)
+    return finding("packages", "pass", host, expected,
+                   "%s installed, held" % have if holds is not None else "%s installed (holds unknown)" % have,
+                   subject=name)
+
+
+def _packages_before_rollout(host, wanted, installed, holds):
+    """Before the rollout a missing or other version is what site.yml will change, not drift;
+    replacing a version other software on the host may rely on deserves a warning."""
+    expected_all = ", ".join("%s=%s held" % (k, v) for k, v in sorted(wanted.items()))
+    if not any(name in installed for name in wanted):
         return [_na("packages", host, expected_all, "not deployed (none installed)")]
+    out = []
     for name, version in sorted(wanted.items()):
         have = installed.get(name)
         expected = "%s installed and held" % version
-        if not deployed and have != version:
-            # Before the rollout a missing or other version is what site.yml will change, not drift;
-            # replacing a version other software on the host may rely on deserves a warning.
-            if have is None:
-                out.append(_na("packages", host, expected, "not deployed (not installed yet)", name))
-            else:
-                out.append(finding("packages", "warn", host, expected, "%s installed" % have,
-                                   "site.yml (cuda_stack) will replace %s %s with %s and hold it: check "
-                                   "that nothing else on this host needs %s." % (name, have, version, have),
-                                   name))
-            continue
         if have is None:
-            out.append(finding("packages", "fail", host, expected, "not installed",
-                               "Re-run site.yml --tags cuda_stack (installs %s=%s and holds it)."
-                               % (name, version), name))
+            out.append(_na("packages", host, expected, "not deployed (not installed yet)", name))
         elif have != version:
-            out.append(finding("packages", "fail", host, expected, "%s installed" % have,
-                               "Version drift: something upgraded %s. Re-run site.yml --tags "
-                               "cuda_stack; use force_apt_get for upgrades on these hosts."
-                               % name, name))
-        elif holds is not None and name not in holds:
-            out.append(finding("packages", "fail", host, expected, "%s installed, not held" % have,
-                               "`apt-mark hold %s` (or re-run site.yml --tags cuda_stack) so "
-                               "upgrades cannot move it." % name, name))
+            out.append(finding("packages", "warn", host, expected, "%s installed" % have,
+                               "site.yml (cuda_stack) will replace %s %s with %s and hold it: check "
+                               "that nothing else on this host needs %s." % (name, have, version, have),
+                               name))
         else:
-            out.append(finding("packages", "pass", host, expected,
-                               "%s installed, held" % have if holds is not None else
-                               "%s installed (holds unknown)" % have, subject=name))
+            out.append(_package_finding(host, name, version, have, holds))
     return out
 
 
@@ -536,18 +582,22 @@ def _nccl_label(record):
     return "NCCL %s%s" % (version, ("+cuda%s" % record["cuda"]) if record.get("cuda") else "")
 
 
-def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None, deployed=True):
+def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None, deployed=True,
+                         missing_record=None):
     """Which NCCL each deployed vLLM instance loads, against the pin (``cuda_stack_nccl_version``).
 
     ``nccl``: the ``nccl`` facts of nccl_facts (``instances`` keyed by environment file, each with
     ``nccl_so_path`` and ``effective``; ``system``), or None when they could not be read (no
     ldconfig). ``pinned_cuda``: the ``+cudaX.Y`` of the pinned build, checked when both sides
     know it. ``venv``: the vLLM virtualenv whose torch-bundled NCCL an instance without
-    ``VLLM_NCCL_SO_PATH`` loads (for the messages).
+    ``VLLM_NCCL_SO_PATH`` loads (for the messages). ``missing_record``: the role (cuda_stack,
+    vllm_server) that has recorded nothing here yet: the check is then ``not_applied``.
     """
     expected = "NCCL %s%s" % (pinned_version, ("+cuda%s" % pinned_cuda) if pinned_cuda else "")
     if not pinned_version:
         return [_na("nccl_effective", host, "pinned NCCL", "no pinned NCCL version given")]
+    if missing_record:
+        return [not_applied("nccl_effective", host, expected, missing_record)]
     if not deployed:
         return [_na("nccl_effective", host, expected, "not deployed (vLLM not installed yet)")]
     if nccl is None:
@@ -603,7 +653,7 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
 def check_sysctl(host, report, live):
     """``report``: host_tuning's fact file (dict) or None; ``live`` {key: value or None}."""
     if report is None:
-        return [_na("sysctl", host, "as tuned", "not deployed (no host_tuning report)")]
+        return [not_applied("sysctl", host, "as tuned by host_tuning", "host_tuning")]
     out = []
     for key, value in sorted((report.get("sysctl_applied") or {}).items()):
         have = live.get(key)
@@ -629,7 +679,7 @@ def check_sysctl(host, report, live):
 def check_governor(host, report, live):
     """``live``: {cpu: governor} read from sysfs ({} when no cpufreq)."""
     if report is None:
-        return [_na("governor", host, "as tuned", "not deployed (no host_tuning report)")]
+        return [not_applied("governor", host, "as tuned by host_tuning", "host_tuning")]
     state = str(report.get("governor") or "not managed")
     if not live:
         return [_na("governor", host, state, "no cpufreq on this host")]
@@ -645,19 +695,26 @@ def check_governor(host, report, live):
     return [finding("governor", "pass", host, wanted, "%d CPU(s) %s" % (len(live), wanted))]
 
 
-def check_housekeeping(host, logrotate, cron, deployed=True):
-    """``logrotate`` / ``cron``: dicts {binary: bool, config: bool, config_path: str,
-    service: str|None (cron only)}."""
+def check_housekeeping(host, logrotate, cron, deployed=True, recorded=True):
+    """``logrotate`` / ``cron``: dicts {binary: bool, config: bool, config_path: str (empty:
+    turned off in housekeeping), service: str|None (cron only)}; ``recorded``: whether
+    housekeeping recorded its paths here."""
     out = []
-    for check_id, state, fix in (
-            ("logrotate", logrotate, "Re-run site.yml --tags housekeeping (installs logrotate and "
-                                     "/etc/logrotate.d/vllm)."),
-            ("cron", cron, "Re-run site.yml --tags housekeeping (installs cron and the cache "
-                           "cleanup job); `systemctl enable --now cron`.")):
+    for check_id, state, what, fix in (
+            ("logrotate", logrotate, "the vLLM log stanza",
+             "Re-run site.yml --tags housekeeping (installs logrotate and its vLLM stanza)."),
+            ("cron", cron, "the cache cleanup job",
+             "Re-run site.yml --tags housekeeping (installs cron and the cache cleanup job); "
+             "`systemctl enable --now cron`.")):
+        if not recorded:
+            out.append(not_applied(check_id, host, "installed, %s present" % what, "housekeeping"))
+            continue
+        if not state["config_path"]:
+            out.append(_na(check_id, host, "installed, %s present" % what, "turned off in housekeeping"))
+            continue
         expected = "installed, %s present" % state["config_path"]
         if not deployed and not state["config"]:
-            out.append(_na(check_id, host, expected,
-                           "not deployed (%s absent)" % state["config_path"]))
+            out.append(_na(check_id, host, expected, "not deployed (%s absent)" % state["config_path"]))
             continue
         problems = []
         if not state["binary"]:
@@ -693,29 +750,31 @@ def instances_from_env(files):
     return instances
 
 
-def check_units(host, instances, units, target=None, deployed=True):
+def _target_finding(host, target, name):
+    if target.get("enabled") == "enabled" and target.get("active") == "active":
+        return finding("units", "pass", host, "enabled, active", "enabled, active", subject=name)
+    return finding("units", "fail", host, "enabled, active", "%s, %s" % (target.get("enabled"), target.get("active")),
+                   "`systemctl enable --now %s` (or re-run site.yml --tags vllm_server)." % name, name)
+
+
+def check_units(host, instances, units, target=None, deployed=True, recorded=True, unit="vllm",
+                target_name="vllm.target"):
     """``units``: {instance: {"enabled": str, "active": str, "health": int|str|None}} where
     ``health`` is the HTTP status of GET /health (None = not probed); ``target``: {"enabled":
-    str, "active": str} of vllm.target or None when systemd is absent."""
+    str, "active": str} of the active layout's target (``target_name``) or None when systemd is
+    absent; ``unit``: the active layout's unit prefix (``vllm`` for ``vllm@<instance>``)."""
+    if not recorded:
+        return [not_applied("units", host, "enabled, active, healthy", "vllm_server")]
     if not deployed:
-        return [_na("units", host, "enabled, active, healthy", "not deployed (no vllm@.service)")]
+        return [_na("units", host, "enabled, active, healthy", "pre_deploy: the rollout will (re)start them")]
     if units is None:
         return [_na("units", host, "enabled, active, healthy", "no systemd on this host")]
-    out = []
-    if target is not None:
-        if target.get("enabled") == "enabled" and target.get("active") == "active":
-            out.append(finding("units", "pass", host, "enabled, active", "enabled, active",
-                               subject="vllm.target"))
-        else:
-            out.append(finding("units", "fail", host, "enabled, active",
-                               "%s, %s" % (target.get("enabled"), target.get("active")),
-                               "`systemctl enable --now vllm.target` (or re-run site.yml "
-                               "--tags vllm_server).", "vllm.target"))
+    out = [_target_finding(host, target, target_name)] if target is not None else []
     if not instances:
-        out.append(finding("units", "fail", host, ">= 1 instance", "no /etc/vllm/*.env",
+        out.append(finding("units", "fail", host, ">= 1 instance", "no instance recorded by vllm_server",
                            "Re-run site.yml --tags vllm_server."))
     for inst in instances or []:
-        unit = "vllm@%s" % inst["name"]
+        name = "%s@%s" % (unit, inst["name"])
         state = (units or {}).get(inst["name"]) or {}
         problems = []
         if state.get("active") != "active":
@@ -727,10 +786,9 @@ def check_units(host, instances, units, target=None, deployed=True):
             out.append(finding("units", "fail", host, "active, /health 200", "; ".join(problems),
                                "`systemctl status %s` and `journalctl -u %s`; run "
                                "playbooks/diagnose.yml for the known failure signatures, then "
-                               "`systemctl restart %s`." % (unit, unit, unit), unit))
+                               "`systemctl restart %s`." % (name, name, name), name))
         else:
-            out.append(finding("units", "pass", host, "active, /health 200", actual,
-                               subject=unit))
+            out.append(finding("units", "pass", host, "active, /health 200", actual, subject=name))
     return out
 
 
@@ -742,7 +800,7 @@ MODE_ALIASES = {"preflight": "pre_deploy"}   # deprecated mode name -> its curre
 
 def resolve_mode(requested, deployed_marker):
     """The mode a run checks in. ``auto`` is ``post_deploy`` when the deployment marker (the
-    ``vllm@.service`` unit file) exists, else ``pre_deploy``; a deprecated alias is its new name."""
+    record of vllm_server) exists, else ``pre_deploy``; a deprecated alias is its new name."""
     mode = MODE_ALIASES.get(requested, requested)
     if mode == "auto":
         return "post_deploy" if deployed_marker else "pre_deploy"
@@ -757,17 +815,16 @@ def parameter_problems(params):
         bad.append("expected_gpu_count must be >= 0 (0 = do not judge), got %d" % p["expected_gpu_count"])
     if p["retired_pages_max"] < 0:
         bad.append("retired_pages_max must be >= 0, got %d" % p["retired_pages_max"])
-    if p["min_driver"] and version_tuple(p["min_driver"]) is None:
-        bad.append("min_driver must be a driver version such as 530.30.02, got %r" % p["min_driver"])
     for name, version in (p["packages"] or {}).items():
         if not isinstance(version, str) or not version.strip():
             bad.append("packages.%s must be an exact apt version string, got %r" % (name, version))
-    if p["nccl_version"] and not re.match(r"^\d+\.\d+\.\d+$", p["nccl_version"]):
-        bad.append("nccl_version must be an NCCL version x.y.z such as 2.14.3 (cuda_stack_nccl_version), got %r"
-                   % p["nccl_version"])
-    if p["nccl_cuda"] and not re.match(r"^\d+\.\d+$", p["nccl_cuda"]):
-        bad.append("nccl_cuda must be a CUDA version X.Y such as 11.7 (the +cudaX.Y of the NCCL build), got %r"
-                   % p["nccl_cuda"])
+    settings = p.get("cuda_stack") or {}
+    if settings.get("nccl_version") and not re.match(r"^\d+\.\d+\.\d+$", settings["nccl_version"]):
+        bad.append("cuda_stack.nccl_version must be an NCCL version x.y.z such as 2.14.3 (cuda_stack_nccl_version), "
+                   "got %r" % settings["nccl_version"])
+    if settings.get("nccl_build") and not re.match(r"^\d+\.\d+\.\d+-\d+\+cuda\d+\.\d+$", settings["nccl_build"]):
+        bad.append("cuda_stack.nccl_build must be a full NCCL build such as 2.14.3-1+cuda11.7 (cuda_stack_nccl_build), "
+                   "got %r" % settings["nccl_build"])
     return bad
 
 
@@ -800,16 +857,3 @@ def layout_request(params, config_text, topology, host):
         except ValueError:
             return None, None, "layout must be 'auto' or a list of instances, got %r" % layout, True
     return config, layout, None, True
-
-
-def host_tuning_report(text, path, host):
-    """The host_tuning role's report from its text (None: not there) -> ``(report, findings)``;
-    a report that is not JSON counts as "nothing applied" with a ``sysctl`` warning."""
-    if text is None:
-        return None, []
-    try:
-        return json.loads(text), []
-    except ValueError:
-        return {"sysctl_applied": {}, "governor": "not managed"}, [finding(
-            "sysctl", "warn", host, "JSON report", "%s is not valid JSON" % path,
-            "Re-run site.yml --tags host_tuning to rewrite it.")]

@@ -15,15 +15,22 @@ short_description: Check a GPU serving host against the compliance catalog and r
 version_added: 0.2.0
 description:
   - Gathers its own readings, read-only - C(nvidia-smi -q -x), C(topo -m), C(nvlink -s) (unless
-    O(topology) is given), C(dpkg-query), C(apt-mark showhold), C(systemctl), the kernel log, the
-    C(host_tuning) report, C(/proc/sys), cpufreq in sysfs, logrotate and cron files, the vLLM
-    instances' environment files and their C(GET /health) - and runs every check of the catalog
-    in C(plugins/module_utils/_compliance.py) on them.
+    O(topology) is given), C(dpkg-query), C(apt-mark showhold), C(systemctl), the kernel log,
+    C(/proc/sys), cpufreq in sysfs, logrotate and cron files, the vLLM instances' environment files
+    and their C(GET /health) - and runs every check of the catalog in
+    C(plugins/module_utils/_compliance.py) on them.
+  - What to compare with comes from the records the roles leave on the host, the local facts
+    C(gpu_fleet_cuda_stack.fact) (pins, holds, NCCL build and library), C(gpu_fleet_vllm_server.fact)
+    (config directory, venv, unit template, layouts and instances), C(gpu_fleet_housekeeping.fact)
+    (logrotate and cron paths) and C(gpu_fleet_host_tuning.fact) in O(facts_dir) - not from path
+    options or the roles' variables.
+  - Where a role has recorded nothing yet (a bare host, before a rollout) each of its checks
+    reports status C(not_applied), a warning, with the expected values of the collection's pin
+    rules (C(plugins/module_utils/_cuda_pins.py)) for the settings in O(cuda_stack); it never passes.
   - Each check returns findings with C(id), C(severity) (C(fail), C(warn), C(info)), C(status)
-    (C(pass), C(fail), C(warn), C(not_applicable)), C(host), C(expected), C(actual) and
-    C(remediation). A check whose input is absent on the host (no systemd, nothing deployed, no
-    NVLink, no cpufreq, no readable kernel log) says so with status C(not_applicable); it never
-    fails for that.
+    (C(pass), C(fail), C(warn), C(not_applied), C(not_applicable)), C(host), C(expected), C(actual) and
+    C(remediation). A check whose input is absent on the host (no systemd, no NVLink, no cpufreq,
+    no readable kernel log, turned off) says so with status C(not_applicable); it never fails for that.
   - The module itself does not fail when the host is not compliant; it returns the findings and
     a summary (C(compliant)). C(playbooks/compliance.yml) (role gpu_fleet.vllm_serving.compliance) turns them into a table, a JSON report,
     JUnit XML and a non-zero exit. It fails only on bad parameters or unreadable tool output.
@@ -33,10 +40,10 @@ author:
 options:
   mode:
     description:
-      - C(pre_deploy) - before deployment; deployed-state checks (packages, units, host_tuning,
-        housekeeping) report C(not_applicable) when nothing of ours is installed yet.
-      - C(post_deploy) - everything must be in place.
-      - C(auto) - C(post_deploy) when O(unit_file) exists, else C(pre_deploy).
+      - C(pre_deploy) - before a rollout; what the rollout will change (packages not installed yet,
+        units not started) is not judged; what no role has recorded yet is C(not_applied).
+      - C(post_deploy) - everything must be in place, as recorded.
+      - C(auto) - C(post_deploy) when the C(vllm_server) role's record exists in O(facts_dir), else C(pre_deploy).
       - C(preflight) - deprecated alias of C(pre_deploy) (the result reports C(pre_deploy));
         it will be removed in version 1.0.0 of the collection.
     type: str
@@ -50,12 +57,6 @@ options:
   nvidia_smi_path:
     description: Path of nvidia-smi; default is the one on C(PATH). Used when O(topology) is omitted.
     type: path
-  min_driver:
-    description:
-      - Lowest driver version the pinned CUDA runs on (CUDA 12.1 release notes, Table 3 -
-        C(530.30.02)). Empty checks only that a driver answers.
-    type: str
-    default: "530.30.02"
   expected_gpu_count:
     description: Number of healthy GPUs the host must show; C(0) reports the count without judging it.
     type: int
@@ -66,27 +67,51 @@ options:
     default: 0
   packages:
     description:
-      - Pinned packages, name to exact apt version (C({libnccl2 2.14.3-1+cuda11.7})); each must be
-        installed at that version and held. Empty skips the check.
+      - Pinned packages, name to exact apt version (C({libnccl2 2.14.3-1+cuda11.7})), each to be
+        installed at that version and held - instead of the pins C(cuda_stack) recorded (or, before
+        it ran, the pins of O(cuda_stack)).
     type: dict
     default: {}
-  nccl_version:
+  cuda_stack:
     description:
-      - The pinned NCCL version (C(cuda_stack_nccl_version), for example C(2.14.3)) every deployed vLLM
-        instance must load, through C(VLLM_NCCL_SO_PATH) or torch's bundled copy (check C(nccl_effective)).
-        Empty skips the check.
-    type: str
-    default: ""
-  nccl_cuda:
+      - The C(cuda_stack) settings the inventory asks for, named as the role's variables without
+        their C(cuda_stack_) prefix; an unset (null) one takes the role's default.
+      - Their pins (the collection's pin rules, also the C(gpu_fleet.vllm_serving.cuda_pins) filter)
+        are the expected values where C(cuda_stack) has recorded nothing yet, and are compared with
+        the recorded ones (a difference fails after a rollout, warns before it). The driver minimum
+        is that of the recorded CUDA release, else of this one.
+    type: dict
+    default: {}
+    suboptions:
+      cuda_version:
+        description: CUDA release (C(cuda_stack_cuda_version)).
+        type: str
+      cuda_package_version:
+        description: Full apt version of the toolkit package (C(cuda_stack_cuda_package_version)).
+        type: str
+      nccl_version:
+        description: NCCL release (C(cuda_stack_nccl_version)).
+        type: str
+      nccl_build:
+        description: Full NCCL build (C(cuda_stack_nccl_build)).
+        type: str
+      install_nccl:
+        description: Whether NCCL is pinned (C(cuda_stack_install_nccl)).
+        type: bool
+      nccl_install_method:
+        description: C(apt) or C(tarball) (C(cuda_stack_nccl_install_method)).
+        type: str
+      nccl_prefix:
+        description: Directory of tarball builds (C(cuda_stack_nccl_prefix)).
+        type: path
+      nccl_libdir:
+        description: Directory of the apt build's library (C(cuda_stack_nccl_libdir)).
+        type: path
+  facts_dir:
     description:
-      - The CUDA version of the pinned NCCL build (C(11.7) of C(2.14.3-1+cuda11.7)); when set, a library
-        that names another CUDA build fails C(nccl_effective) too. Empty compares the NCCL version only.
-    type: str
-    default: ""
-  vllm_venv:
-    description: The vLLM virtualenv, whose torch-bundled NCCL an instance without C(VLLM_NCCL_SO_PATH) loads.
+      - Directory of the roles' records (local facts), C(gpu_fleet_facts_dir).
     type: path
-    default: /opt/vllm/venv
+    default: /etc/ansible/facts.d
   model_name:
     description: Served model name, for the layout check.
     type: str
@@ -118,14 +143,6 @@ options:
     description: As C(vllm_server_allow_mig).
     type: bool
     default: false
-  config_dir:
-    description: Directory of the deployed instances' environment files (C(<instance>.env)).
-    type: path
-    default: /etc/vllm
-  unit_file:
-    description: The instance template unit; its presence means "deployed" for O(mode=auto).
-    type: path
-    default: /etc/systemd/system/vllm@.service
   health_check:
     description: Probe C(GET http://127.0.0.1:<port>/health) of each deployed instance.
     type: bool
@@ -151,18 +168,6 @@ options:
     description: C(journalctl --since) value, how far back an Xid counts as recent.
     type: str
     default: "-24h"
-  host_tuning_report:
-    description: The C(host_tuning) role's report (a local facts file, JSON).
-    type: path
-    default: /etc/ansible/facts.d/gpu_fleet_host_tuning.fact
-  logrotate_config:
-    description: The vLLM logrotate stanza the C(housekeeping) role installs.
-    type: path
-    default: /etc/logrotate.d/vllm
-  cron_file:
-    description: The cache cleanup cron file the C(housekeeping) role installs.
-    type: path
-    default: /etc/cron.d/gpu-fleet-cache-cleanup
   host:
     description: Name used in findings; default the host name.
     type: str
@@ -175,13 +180,12 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Check the host (before deployment, or after it)
+- name: Check the host (before a rollout, or after it)
   gpu_fleet.vllm_serving.gpu_compliance:
     expected_gpu_count: 8
-    packages:
-      cuda-toolkit-12-1: 12.1.1-1
-      libnccl2: 2.14.3-1+cuda11.7
-      libnccl-dev: 2.14.3-1+cuda11.7
+    cuda_stack:
+      cuda_version: "12.1"
+      nccl_version: "2.14.3"
     model_name: Qwen/Qwen2.5-7B-Instruct
     model_path: /srv/models/Qwen2.5-7B-Instruct
     layout: auto
@@ -222,10 +226,10 @@ findings:
       description: What the finding is about (C(host), C(GPU 3), C(libnccl2), C(vllm@n0-0) ...).
       type: str
     status:
-      description: C(pass), C(fail), C(warn) or C(not_applicable).
+      description: C(pass), C(fail), C(warn), C(not_applied) (its role recorded nothing here yet) or C(not_applicable).
       type: str
     severity:
-      description: C(fail) (not fit to serve), C(warn) or C(info) (passed or not applicable).
+      description: C(fail) (not fit to serve), C(warn) (also C(not_applied)) or C(info) (passed or not applicable).
       type: str
     host:
       description: Host name.
@@ -244,7 +248,7 @@ summary:
   returned: always
   type: dict
   sample: {"host": "gpu01", "mode": "post_deploy", "compliant": false, "status": "fail",
-           "counts": {"pass": 30, "fail": 1, "warn": 0, "not_applicable": 4},
+           "counts": {"pass": 30, "fail": 1, "warn": 0, "not_applied": 0, "not_applicable": 4},
            "failed_checks": ["nvlink"], "warned_checks": []}
   contains:
     host:
@@ -271,10 +275,14 @@ summary:
       type: list
       elements: str
 readings:
-  description: The raw inputs the checks judged (for the report; kernel-log events, instances, unit states).
+  description:
+    - The raw inputs the checks judged (for the report; kernel-log events, instances, unit states),
+      C(records) (which roles recorded what they applied) and C(pins) (the expected pins and where
+      they come from, C(record) or C(pin rules)).
   returned: always
   type: dict
-  sample: {"kernel_log_source": "journal", "kernel_log_events": [], "instances": []}
+  sample: {"kernel_log_source": "journal", "kernel_log_events": [], "instances": [],
+           "records": {"cuda_stack": true, "vllm_server": true, "housekeeping": true, "host_tuning": true}}
 """
 
 import glob
@@ -285,6 +293,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance as checks
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance_records as records_of
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _cuda_pins
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _host_readings as readings_of
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError
@@ -304,17 +314,26 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_g
 
 ENV = {"LC_ALL": "C"}
 
+CUDA_STACK_SPEC = dict(
+    cuda_version=dict(type="str"),
+    cuda_package_version=dict(type="str"),
+    nccl_version=dict(type="str"),
+    nccl_build=dict(type="str"),
+    install_nccl=dict(type="bool"),
+    nccl_install_method=dict(type="str"),   # apt | tarball, checked with the pin rules (null allowed)
+    nccl_prefix=dict(type="path"),
+    nccl_libdir=dict(type="path"),
+)
+
 ARGUMENT_SPEC = dict(
     mode=dict(type="str", default="auto", choices=list(checks.MODES) + sorted(checks.MODE_ALIASES)),
     topology=dict(type="dict"),
     nvidia_smi_path=dict(type="path"),
-    min_driver=dict(type="str", default="530.30.02"),
     expected_gpu_count=dict(type="int", default=0),
     retired_pages_max=dict(type="int", default=0),
     packages=dict(type="dict", default={}),
-    nccl_version=dict(type="str", default=""),
-    nccl_cuda=dict(type="str", default=""),
-    vllm_venv=dict(type="path", default="/opt/vllm/venv"),
+    cuda_stack=dict(type="dict", default={}, options=CUDA_STACK_SPEC),
+    facts_dir=dict(type="path", default="/etc/ansible/facts.d"),
     model_name=dict(type="str"),
     model_path=dict(type="path"),
     model_config=dict(type="dict"),
@@ -323,16 +342,11 @@ ARGUMENT_SPEC = dict(
     gpu_memory_utilization=dict(type="float", default=0.9),
     max_model_len=dict(type="int", default=0),
     allow_mig=dict(type="bool", default=False),
-    config_dir=dict(type="path", default="/etc/vllm"),
-    unit_file=dict(type="path", default="/etc/systemd/system/vllm@.service"),
     health_check=dict(type="bool", default=True),
     health_timeout=dict(type="float", default=5),
     kernel_log=dict(type="str", default="auto", choices=["auto", "journal", "dmesg", "file", "none"]),
     kernel_log_path=dict(type="path", default="/var/log/kern.log"),
     kernel_log_since=dict(type="str", default="-24h"),
-    host_tuning_report=dict(type="path", default="/etc/ansible/facts.d/gpu_fleet_host_tuning.fact"),
-    logrotate_config=dict(type="path", default="/etc/logrotate.d/vllm"),
-    cron_file=dict(type="path", default="/etc/cron.d/gpu-fleet-cache-cleanup"),
     host=dict(type="str"),
 )
 
@@ -428,22 +442,18 @@ class Gatherer(object):
             errors.append(error)
         return None, "/".join(order), "; ".join(errors)
 
-    def instances(self):
-        files = {}
-        for path in sorted(glob.glob(os.path.join(self.params["config_dir"], "*.env"))):
-            text = read_text(path)
-            if text is not None:
-                files[os.path.basename(path)[:-4]] = text
-        return checks.instances_from_env(files)
+    def record_texts(self):
+        """{role: text of its record in O(facts_dir), or None}."""
+        return dict((role, read_text(records_of.record_path(self.params["facts_dir"], role)))
+                    for role in records_of.RECORDS)
 
-    def nccl(self):
+    def nccl(self, venv, env_files):
         """nccl facts of the deployed instances (None without ldconfig)."""
         ldconfig = self.module.get_bin_path("ldconfig", opt_dirs=["/sbin", "/usr/sbin"])
         if not ldconfig:
             return None
         try:
-            return nccl_gather(self.run, ldconfig, [self.params["vllm_venv"]],
-                               [os.path.join(self.params["config_dir"], "*.env")])
+            return nccl_gather(self.run, ldconfig, [venv], env_files)
         except NcclGatherError as exc:
             self.module.fail_json(msg="gpu_compliance on %s: %s" % (self.host, exc), rc=exc.rc,
                                   stdout=exc.stdout, stderr=exc.stderr)
@@ -479,8 +489,8 @@ class Gatherer(object):
     def tool(self, name):
         return bool(self.module.get_bin_path(name, opt_dirs=["/usr/sbin"]))
 
-    def unit_state(self, inst):
-        unit = "vllm@%s.service" % inst["name"]
+    def unit_state(self, inst, prefix):
+        unit = "%s@%s.service" % (prefix, inst["name"])
         state = {"enabled": self.systemctl("is-enabled", unit), "active": self.systemctl("is-active", unit),
                  "health": None}
         if self.params["health_check"] and state["active"] == "active":
@@ -508,15 +518,20 @@ class Gatherer(object):
 # --- the checks, in catalog order: each step reads what it needs and returns its findings --------
 
 class Inspection(object):
-    """One run: the gatherer, the parameters, the resolved mode and what earlier steps read."""
+    """One run: the gatherer, the parameters, the resolved mode, the roles' records, the expected
+    pins and what earlier steps read."""
 
-    def __init__(self, gatherer, mode):
+    def __init__(self, gatherer, mode, records, expected):
         self.g = gatherer
         self.p = gatherer.params
         self.host = gatherer.host
         self.mode = mode
         self.deployed = mode == "post_deploy"
-        self.readings = {"mode": mode, "systemd": gatherer.has_systemd}
+        self.records = records
+        self.expected = expected
+        self.readings = {"mode": mode, "systemd": gatherer.has_systemd,
+                         "records": dict((role, rec is not None) for role, rec in records.items()),
+                         "pins": {"source": expected["source"], "wanted": expected["wanted"]}}
         self.topology = None
         self.plan = (None, None, False)
         self.instances = None
@@ -526,14 +541,14 @@ def _gpus(run):
     run.topology = topology = run.g.topology()
     run.readings["gpu_count"] = topology.get("gpu_count", 0)
     run.readings["driver_version"] = topology.get("driver_version")
-    return (checks.check_driver(run.host, topology, run.p["min_driver"])
+    return (checks.check_driver(run.host, topology, run.expected["min_driver"])
             + checks.check_gpu_count(run.host, topology, run.p["expected_gpu_count"])
             + checks.check_ecc(run.host, topology, run.p["retired_pages_max"]))
 
 
 def _nvlink(run):
     run.plan = run.g.plan(run.topology)
-    instances = run.g.instances() if run.deployed else None
+    instances = records_of.recorded_instances(run.records["vllm_server"]) if run.deployed else None
     if not instances and run.plan[0] is not None:
         instances = run.plan[0]["instances"]
     run.instances = run.readings["instances"] = instances
@@ -559,64 +574,87 @@ def _layout(run):
 
 
 def _packages(run):
-    installed, holds = run.g.packages(list((run.p["packages"] or {}).keys()))
-    return checks.check_packages(run.host, run.p["packages"], installed, holds, run.deployed)
+    e = run.expected
+    installed, holds = run.g.packages(list(e["wanted"]))
+    out = checks.check_packages(run.host, e["wanted"], installed, holds, run.deployed,
+                                recorded=e["recorded"] or e["explicit"])
+    if e["recorded"] and not e["explicit"]:
+        out += checks.check_recorded_pins(run.host, e["wanted"], e["requested_pins"], run.deployed)
+    return out
 
 
 def _nccl_effective(run):
+    e, vllm = run.expected, run.records["vllm_server"]
+    missing = "cuda_stack" if not e["recorded"] else ("vllm_server" if vllm is None else None)
     nccl = None
-    if run.deployed and run.p["nccl_version"]:
-        nccl = run.g.nccl()
+    if run.deployed and not missing and e["install_nccl"] and e["nccl_release"]:
+        nccl = run.g.nccl(vllm.get("venv") or "", records_of.instance_env_files(vllm))
         run.readings["nccl_instances"] = nccl["instances"] if nccl else None
-    return checks.check_nccl_effective(run.host, nccl, run.p["nccl_version"], run.p["nccl_cuda"] or None,
-                                       run.p["vllm_venv"], run.deployed)
+    return checks.check_nccl_effective(run.host, nccl, e["nccl_release"] if e["install_nccl"] else "",
+                                       e["nccl_cuda"] or None, (vllm or {}).get("venv"), run.deployed,
+                                       missing_record=missing)
 
 
 def _host_tuning(run):
-    path = run.p["host_tuning_report"]
-    report, findings = checks.host_tuning_report(read_text(path), path, run.host)
+    report = run.records["host_tuning"]
     live = run.g.sysctl_values((report or {}).get("sysctl_applied") or {})
-    return (findings + checks.check_sysctl(run.host, report, live)
-            + checks.check_governor(run.host, report, run.g.governors()))
+    return checks.check_sysctl(run.host, report, live) + checks.check_governor(run.host, report, run.g.governors())
 
 
 def _housekeeping(run):
-    p, g = run.p, run.g
-    logrotate = {"binary": g.tool("logrotate"), "config": os.path.isfile(p["logrotate_config"]),
-                 "config_path": p["logrotate_config"]}
-    cron = {"binary": g.tool("cron"), "config": os.path.isfile(p["cron_file"]), "config_path": p["cron_file"],
+    g, record = run.g, run.records["housekeeping"] or {}
+    paths = dict((key, record.get(key) or "") for key in ("logrotate_config", "cron_file"))
+    logrotate = {"binary": g.tool("logrotate"), "config_path": paths["logrotate_config"],
+                 "config": bool(paths["logrotate_config"]) and os.path.isfile(paths["logrotate_config"])}
+    cron = {"binary": g.tool("cron"), "config_path": paths["cron_file"],
+            "config": bool(paths["cron_file"]) and os.path.isfile(paths["cron_file"]),
             "service": g.systemctl("is-active", "cron") if g.has_systemd and run.deployed else None}
-    return checks.check_housekeeping(run.host, logrotate, cron, run.deployed)
+    return checks.check_housekeeping(run.host, logrotate, cron, run.deployed,
+                                     recorded=run.records["housekeeping"] is not None)
 
 
 def _units(run):
+    record = run.records["vllm_server"]
+    layout = records_of.active_layout(record) or {"unit": "vllm", "target": "vllm.target"}
     units, target = None, None
-    if run.g.has_systemd and run.deployed:
-        units = dict((inst["name"], run.g.unit_state(inst)) for inst in run.instances or [])
-        target = {"enabled": run.g.systemctl("is-enabled", "vllm.target"),
-                  "active": run.g.systemctl("is-active", "vllm.target")}
+    if run.g.has_systemd and run.deployed and record is not None:
+        units = dict((inst["name"], run.g.unit_state(inst, layout["unit"])) for inst in run.instances or [])
+        target = {"enabled": run.g.systemctl("is-enabled", layout["target"]),
+                  "active": run.g.systemctl("is-active", layout["target"])}
     run.readings["units"] = units
-    return checks.check_units(run.host, run.instances if run.deployed else [], units, target, run.deployed)
+    return checks.check_units(run.host, run.instances if run.deployed else [], units, target, run.deployed,
+                              recorded=record is not None, unit=layout["unit"], target_name=layout["target"])
 
 
 STEPS = (_gpus, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
          _housekeeping, _units)
 
 
-def inspect(gatherer, mode):
-    """Run every step; return (findings, readings)."""
-    run = Inspection(gatherer, mode)
-    findings = []
+CATALOG_ORDER = dict((check_id, index) for index, check_id in enumerate(checks.CHECKS))
+
+
+def inspect(gatherer, mode, records, expected, record_findings=()):
+    """Run every step; return (findings in catalog order, readings)."""
+    run = Inspection(gatherer, mode, records, expected)
+    findings = list(record_findings)
     for step in STEPS:
         findings += step(run)
+    findings.sort(key=lambda item: CATALOG_ORDER[item["id"]])   # stable: a check's own order stays
     return findings, run.readings
+
+
+def requested_pins(params):
+    """The pin rules applied to O(cuda_stack) (unset settings: the role's defaults)."""
+    given = dict((key, value) for key, value in (params["cuda_stack"] or {}).items() if value is not None)
+    return _cuda_pins.resolve(given)
 
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     p = module.params
     host = p["host"] or socket.gethostname()
-    bad = checks.parameter_problems(p)
+    requested = requested_pins(p)
+    bad = checks.parameter_problems(p) + ["cuda_stack: %s" % why for why in requested["problems"]]
     if bad:
         module.fail_json(msg="gpu_compliance on %s: %s" % (host, "; ".join(bad)))
     if p["mode"] in checks.MODE_ALIASES:
@@ -624,8 +662,11 @@ def main():
                          % (p["mode"], checks.MODE_ALIASES[p["mode"]]),
                          version="1.0.0", collection_name="gpu_fleet.vllm_serving")
     try:
-        mode = checks.resolve_mode(p["mode"], os.path.exists(p["unit_file"]))
-        findings, readings = inspect(Gatherer(module, host), mode)
+        gatherer = Gatherer(module, host)
+        records, record_findings = records_of.parse_records(gatherer.record_texts(), p["facts_dir"], host)
+        mode = checks.resolve_mode(p["mode"], records["vllm_server"] is not None)
+        expected = records_of.expected_pins(requested, records["cuda_stack"], p["packages"])
+        findings, readings = inspect(gatherer, mode, records, expected, record_findings)
     except Exception as exc:  # never a traceback: say what failed and where
         module.fail_json(msg="gpu_compliance on %s: unexpected %s: %s (a bug in gpu_fleet.vllm_serving; "
                              "please report it)" % (host, type(exc).__name__, exc))

@@ -10,11 +10,11 @@ One test per host and check id. The checks are not re-implemented here: each hos
 gpu_compliance module once (read-only, check mode) and each test asserts that no finding of its
 check has severity fail. Module arguments come from the host's inventory variables, with the same
 names the compliance role reads (compliance_expected_gpu_count, compliance_packages, vllm_server_model,
-vllm_server_layout, cuda_stack_nccl_version, vllm_server_venv, ...; the deprecated preflight_* names
-as fallbacks, as in the role).
+vllm_server_layout, the cuda_stack_* settings, ...; the deprecated preflight_* names as fallbacks, as
+in the role). What the roles applied (pins, venv, instances, paths) the module reads on the host
+from their records, so this suite and playbooks/compliance.yml judge the same.
 """
 import json
-import re
 
 import pytest
 
@@ -28,6 +28,11 @@ def _setting(variables, name, default):
     return variables.get("compliance_" + name, variables.get("preflight_" + name, default))
 
 
+# The cuda_stack settings the compliance role passes (the role's variables without their prefix).
+CUDA_STACK_SETTINGS = ("cuda_version", "cuda_package_version", "nccl_version", "nccl_build", "install_nccl",
+                       "nccl_install_method", "nccl_prefix")
+
+
 def _args(variables):
     args = {
         "host": variables.get("inventory_hostname"),
@@ -37,16 +42,15 @@ def _args(variables):
         "kernel_log": _setting(variables, "kernel_log", "auto"),
         "kernel_log_path": _setting(variables, "kernel_log_path", "/var/log/kern.log"),
         "layout": variables.get("vllm_server_layout", "auto"),
+        # what the roles applied is read on the host from their records; these only give the
+        # expected pins before cuda_stack ran, and what the recorded ones are compared with
+        "cuda_stack": dict((key, variables["cuda_stack_" + key]) for key in CUDA_STACK_SETTINGS
+                           if "cuda_stack_" + key in variables),
     }
+    if variables.get("gpu_fleet_facts_dir"):
+        args["facts_dir"] = variables["gpu_fleet_facts_dir"]
     if _setting(variables, "packages", None):
         args["packages"] = _setting(variables, "packages", None)
-    if variables.get("cuda_stack_nccl_version"):   # the pin each vLLM instance must load
-        args["nccl_version"] = variables["cuda_stack_nccl_version"]
-        build = re.search(r"\+cuda(\d+\.\d+)$", variables.get("cuda_stack_nccl_build") or "")
-        if build:
-            args["nccl_cuda"] = build.group(1)
-    if variables.get("vllm_server_venv"):
-        args["vllm_venv"] = variables["vllm_server_venv"]
     if variables.get("gpu_preflight_nvidia_smi_path"):
         args["nvidia_smi_path"] = variables["gpu_preflight_nvidia_smi_path"]
     model = variables.get("vllm_server_model") or {}

@@ -108,6 +108,43 @@ def test_deprecated_preflight_alias_writes_the_new_reports(tmp_path):
     assert sorted(os.listdir(str(tmp_path))) == ["gpu-fleet-reports"]   # no preflight-* files any more
 
 
+def test_records_of_every_role_are_what_compliance_judged(tmp_path, host):
+    # raw: each role left its record (local fact); compliance read them, not the roles' variables
+    for role in ("cuda_stack", "vllm_server", "housekeeping", "host_tuning"):
+        assert host.file("/etc/ansible/facts.d/gpu_fleet_%s.fact" % role).mode == 0o644, role
+    cuda = json.loads(host.file("/etc/ansible/facts.d/gpu_fleet_cuda_stack.fact").content_string)
+    assert cuda["pins"] == {"cuda-toolkit-12-1": "12.1.1-1", "libnccl2": NCCL, "libnccl-dev": NCCL}
+    proc, report, host_report = compliance(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    pins = [f for f in host_report["findings"] if f["subject"] == "cuda_stack record"]
+    assert [(f["status"], f["expected"]) for f in pins] == [
+        ("pass", "cuda-toolkit-12-1=12.1.1-1, libnccl-dev=%s, libnccl2=%s" % (NCCL, NCCL))]
+
+
+def test_nothing_recorded_is_not_applied_never_pass(tmp_path, host):
+    # the records moved away: to compliance the host is one where no role has run (before a
+    # rollout). Everything the roles apply is "not applied" (a warning) with the pin rules'
+    # values; the host is compliant (nothing fails) but not passed.
+    host.run_expect([0], "mv /etc/ansible/facts.d /root/facts.d.keep")
+    try:
+        proc, report, host_report = compliance(tmp_path)
+    finally:
+        host.run_expect([0], "mv /root/facts.d.keep /etc/ansible/facts.d")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    summary = host_report["summary"]
+    assert (summary["mode"], summary["status"], summary["compliant"]) == ("pre_deploy", "warn", True)
+    by_check = {}
+    for f in host_report["findings"]:
+        by_check.setdefault(f["id"], set()).add(f["status"])
+    for check_id in ("packages", "nccl_effective", "sysctl", "governor", "logrotate", "cron", "units"):
+        assert by_check[check_id] == {"not_applied"}, (check_id, by_check[check_id])
+    packages = sorted((f["subject"], f["expected"]) for f in host_report["findings"] if f["id"] == "packages")
+    assert packages == [("cuda-toolkit-12-1", "12.1.1-1 installed and held"),
+                        ("libnccl-dev", NCCL + " installed and held"), ("libnccl2", NCCL + " installed and held")]
+    assert "NOT_APPLIED" in proc.stdout   # the table names the status
+    assert "WARNING: expected 12.1.1-1 installed and held" in (tmp_path / "compliance-report.xml").read_text()
+
+
 @pytest.fixture
 def fault(host):
     planted = []

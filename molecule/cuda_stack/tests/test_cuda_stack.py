@@ -11,6 +11,7 @@ wrong key, foreign entry with mode fail, bad tarball) -> upgrade and downgrade -
 Assertions read dpkg, apt, files and the linker cache directly; expected versions come from the
 stand-in repository's contents (tests/simulator/packages/README.md), not from the role.
 """
+import json
 import os
 
 import pytest
@@ -25,6 +26,7 @@ PINS = "/etc/apt/preferences.d/gpu-fleet-cuda-pins.pref"
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 TARBALLS = "/srv/gpu-sim/nccl-tarballs"
 PACKAGES = ["cuda-toolkit-12-1", "libnccl2", "libnccl-dev"]
+RECORD = "/etc/ansible/facts.d/gpu_fleet_cuda_stack.fact"
 if os.environ.get("MOLECULE_PROJECT_DIRECTORY"):  # host.ansible() runs the collection's module
     os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], ".build", "ac"))
 
@@ -43,7 +45,7 @@ def snapshot(host):
     """What a refused run must not touch: apt sources, keyring, pins, dpkg state, tarball tree."""
     return host.check_output(
         "stat -c '%n %Y %s' /etc/apt/sources.list /etc/apt/sources.list.d/* /etc/apt/keyrings/* "
-        "/etc/apt/preferences.d/* /etc/ld.so.conf.d/* 2>/dev/null; "
+        "/etc/apt/preferences.d/* /etc/ld.so.conf.d/* /etc/ansible/facts.d/* 2>/dev/null; "
         "dpkg-query -W -f='${Package} ${Version} ${Status}\\n' " + " ".join(PACKAGES + ["xz-utils"]) + " 2>&1; "
         "ls -la --time-style=+%s /opt/nccl 2>/dev/null || true")
 
@@ -66,6 +68,13 @@ def tarball_vars(host, build):
             "cuda_stack_nccl_version": build.split("-")[0],
             "cuda_stack_nccl_tarball_url": "file://%s/%s" % (TARBALLS, name),
             "cuda_stack_nccl_tarball_sha256": sha256(host, name)}
+
+
+def recorded(host):
+    """The role's record of what it applied (local fact)."""
+    f = host.file(RECORD)
+    assert f.exists and f.user == "root" and f.mode == 0o644
+    return json.loads(f.content_string)
 
 
 def first_ldconfig_nccl(host):
@@ -184,6 +193,15 @@ def test_bad_tarball_checksum_changes_nothing(host):
     assert snapshot(host) == before
 
 
+def test_recorded_what_was_applied(host):
+    rec = recorded(host)
+    assert rec["pins"] == {"cuda-toolkit-12-1": "12.1.1-1", "libnccl2": PINNED, "libnccl-dev": PINNED}
+    assert rec["holds"] == ["cuda-toolkit-12-1", "libnccl-dev", "libnccl2"]
+    assert (rec["nccl_build"], rec["nccl_release"], rec["nccl_cuda"]) == (PINNED, "2.14.3", "11.7")
+    assert rec["nccl_library"] == LIBDIR + "/libnccl.so.2.14.3" == first_ldconfig_nccl(host)
+    assert (rec["nccl_install_method"], rec["min_driver"], rec["pins_file"]) == ("apt", "530.30.02", PINS)
+
+
 # --- upgrade and downgrade --------------------------------------------------------------------------
 
 def test_upgrade_then_downgrade(host):
@@ -193,12 +211,14 @@ def test_upgrade_then_downgrade(host):
         assert selection(host, package) == "%s hold ok installed" % NEWER
         assert "Package: %s\nPin: version %s\n" % (package, NEWER) in host.file(PINS).content_string
     assert host.file(LIBDIR + "/libnccl.so.2").linked_to == LIBDIR + "/libnccl.so.2.18.3"
+    assert recorded(host)["pins"]["libnccl2"] == NEWER and recorded(host)["nccl_cuda"] == "12.1"
     rc, out = playbook()
     assert rc == 0, out
     for package in ("libnccl2", "libnccl-dev"):
         assert selection(host, package) == "%s hold ok installed" % PINNED
     assert NEWER not in host.file(PINS).content_string
     assert host.file(LIBDIR + "/libnccl.so.2").linked_to == LIBDIR + "/libnccl.so.2.14.3"
+    assert recorded(host)["pins"]["libnccl2"] == PINNED
 
 
 # --- tarball method ------------------------------------------------------------------------------
@@ -211,6 +231,9 @@ def test_tarball_install_upgrade_and_rollback(host):
     assert host.file("/etc/ld.so.conf.d/gpu-fleet-nccl.conf").contains("^/opt/nccl/current/lib$")
     assert first_ldconfig_nccl(host) == "/opt/nccl/%s/lib/libnccl.so.2.14.3" % PINNED
     assert "NCCL version 2.14.3+cuda11.7" in host.check_output("grep -a -o 'NCCL version [^ ]*' /opt/nccl/current/lib/libnccl.so.2")
+    rec = recorded(host)   # a tarball NCCL is no apt pin: only the toolkit is pinned and held
+    assert rec["nccl_install_method"] == "tarball" and rec["pins"] == {"cuda-toolkit-12-1": "12.1.1-1"}
+    assert rec["nccl_library"] == "/opt/nccl/%s/lib/libnccl.so.2.14.3" % PINNED
 
     rc, out = playbook(tarball_vars(host, NEWER))
     assert rc == 0, out
@@ -248,6 +271,7 @@ def test_state_absent_removes_holds_and_pins(host):
     assert not host.file(PINS).exists
     assert not host.file("/etc/ld.so.conf.d/gpu-fleet-nccl.conf").exists
     assert first_ldconfig_nccl(host) == LIBDIR + "/libnccl.so.2.14.3"
+    assert not host.file(RECORD).exists   # nothing pinned any more: nothing recorded
     sim = host.run("apt-get -s upgrade").stdout
     assert "Inst libnccl2 [%s] (%s" % (PINNED, NEWER) in sim  # nothing holds it any more
     rc, out = playbook({"cuda_stack_state": "absent"})

@@ -240,6 +240,14 @@ def test_two_forced_rotations_keep_the_writer_writing(box):
         box.run("rm -f %s %s.* %s" % (log, log, state))
 
 
+def test_housekeeping_recorded_its_paths(box):
+    f = box.file("/etc/ansible/facts.d/gpu_fleet_housekeeping.fact")
+    assert f.user == "root" and f.mode == 0o644
+    record = json.loads(f.content_string)
+    assert (record["logrotate_config"], record["cron_file"], record["log_dir"], record["cache_dirs"]) == (
+        "/etc/logrotate.d/vllm", CRON, LOGDIR, [CACHE])
+
+
 # --- cache cleanup cron ------------------------------------------------------------------------
 
 def _cron_line(box):

@@ -286,6 +286,29 @@ def test_metrics_and_instance_ports_not_public(host):
 
 # --- layout change, rollback, restart ---------------------------------------------------------
 
+def _recorded_layouts(record):
+    """{layout: (unit, target, env_dir, {name: (gpus, numa node, port, tensor parallel size)})}"""
+    return dict((l["layout"], (l["unit"], l["target"], l["env_dir"], dict(
+        (i["name"], (",".join(str(g) for g in i["gpus"]), i["numa_node"], i["port"], i["tensor_parallel_size"]))
+        for i in l["instances"]))) for l in record["layouts"])
+
+
+def test_vllm_server_recorded_what_it_applied(host):
+    f = host.file("/etc/ansible/facts.d/gpu_fleet_vllm_server.fact")
+    assert f.user == "root" and f.mode == 0o644
+    record = json.loads(f.content_string)
+    assert (record["config_dir"], record["venv"], record["service_user"], record["unit_template"]) == (
+        "/etc/vllm", "/opt/vllm/venv", "vllm", "/etc/systemd/system/vllm@.service")
+    assert record["active_layout"] == "full"   # switched back by side_effect.yml
+    assert _recorded_layouts(record) == {
+        "full": ("vllm", "vllm.target", "/etc/vllm", FULL),
+        "degraded": ("vllm-degraded", "vllm-degraded.target", "/etc/vllm/degraded", DEGRADED)}
+    # the switch to the degraded layout recorded it as the active one
+    while_degraded = json.loads(host.file("/root/i6-record-degraded.json").content_string)
+    assert while_degraded["active_layout"] == "degraded"
+    assert _recorded_layouts(while_degraded) == _recorded_layouts(record)
+
+
 def test_no_gpu_was_ever_held_by_two_servers(host):
     """The stand-in's claim ledger covers the whole scenario: the auto layout, the change to the
     explicit layout, the switch to the degraded layout and back. No claim may find its GPU still

@@ -79,10 +79,14 @@ def test_summary_verdict():
              c.finding("cron", "not_applicable", H, 1, 2)]
     s = c.summarize(H, items, "post_deploy")
     assert s == {"host": H, "mode": "post_deploy", "compliant": False, "status": "fail",
-                 "counts": {"pass": 1, "fail": 2, "warn": 1, "not_applicable": 1},
+                 "counts": {"pass": 1, "fail": 2, "warn": 1, "not_applied": 0, "not_applicable": 1},
                  "failed_checks": ["units"], "warned_checks": ["sysctl"]}
     assert c.summarize(H, items[:2])["status"] == "warn"
     assert c.summarize(H, items[:2])["compliant"] is True
+    # not applied (nothing recorded yet): a warning, never a pass, never a failure
+    bare = c.summarize(H, [items[0], c.finding("packages", "not_applied", H, 1, 2)])
+    assert (bare["status"], bare["compliant"], bare["warned_checks"]) == ("warn", True, ["packages"])
+    assert bare["counts"]["not_applied"] == 1
 
 
 def test_version_tuple():
@@ -376,6 +380,31 @@ def test_packages_after_rollout_the_same_state_fails():
     assert [(f["subject"], f["status"]) for f in out] == [("cuda-toolkit-12-1", "fail"), ("libnccl2", "fail")]
 
 
+def test_packages_not_applied_without_a_cuda_stack_record():
+    # a bare host: nothing recorded, so even a package that happens to be at the pin is not a pass
+    out = c.check_packages(H, WANT, {"libnccl2": "2.14.3-1+cuda11.7"}, {"libnccl2"}, deployed=False, recorded=False)
+    assert [(f["subject"], f["status"], f["severity"], f["expected"], f["actual"]) for f in out] == [
+        ("cuda-toolkit-12-1", "not_applied", "warn", "12.1.1-1 installed and held",
+         "not applied: cuda_stack has recorded nothing on this host (now: not installed)"),
+        ("libnccl2", "not_applied", "warn", "2.14.3-1+cuda11.7 installed and held",
+         "not applied: cuda_stack has recorded nothing on this host (now: 2.14.3-1+cuda11.7 installed)")]
+    # no dpkg: the same, without what is installed now
+    out = c.check_packages(H, WANT, None, None, recorded=False)
+    assert [f["actual"] for f in out] == ["not applied: cuda_stack has recorded nothing on this host"] * 2
+
+
+def test_recorded_pins_against_the_inventory():
+    same = c.check_recorded_pins(H, dict(WANT), dict(WANT))
+    assert [(f["subject"], f["status"]) for f in same] == [("cuda_stack record", "pass")]
+    asked = dict(WANT, libnccl2="2.18.3-1+cuda12.1")
+    after = only(c.check_recorded_pins(H, dict(WANT), asked, deployed=True), "fail")
+    assert after["expected"] == "cuda-toolkit-12-1=12.1.1-1, libnccl2=2.18.3-1+cuda12.1"
+    assert after["actual"] == "cuda-toolkit-12-1=12.1.1-1, libnccl2=2.14.3-1+cuda11.7"
+    assert "re-run site.yml --tags cuda_stack." in after["remediation"]
+    before = only(c.check_recorded_pins(H, dict(WANT), asked, deployed=False), "warn")
+    assert "(the rollout will)" in before["remediation"]
+
+
 # --- host tuning / housekeeping --------------------------------------------------------------
 
 REPORT = {"sysctl_file": "/etc/sysctl.d/60-gpu-serving.conf",
@@ -403,9 +432,12 @@ def test_sysctl_drift_fails():
     assert (f["status"], f["expected"], f["actual"]) == ("fail", "0", "60")
 
 
-def test_sysctl_and_governor_not_deployed():
-    assert only(c.check_sysctl(H, None, {}), "not_applicable")["actual"].startswith("not deployed")
-    assert only(c.check_governor(H, None, {}), "not_applicable")
+def test_sysctl_and_governor_not_applied_without_a_record():
+    # nothing recorded by host_tuning (a bare host): a warning, never a pass
+    for f in (only(c.check_sysctl(H, None, {}), "not_applied"), only(c.check_governor(H, None, {}), "not_applied")):
+        assert f["severity"] == "warn" and f["expected"] == "as tuned by host_tuning"
+        assert f["actual"] == "not applied: host_tuning has recorded nothing on this host"
+        assert "site.yml (role host_tuning)" in f["remediation"]
 
 
 def test_governor():
@@ -429,6 +461,16 @@ def test_housekeeping():
     assert [f["actual"] for f in c.check_housekeeping(H, bare, bare, deployed=False)] == ["not deployed (/p absent)"] * 2
     # deployed: the missing stanza fails
     assert [f["status"] for f in c.check_housekeeping(H, bare, bare)] == ["fail"] * 2
+    # nothing recorded by housekeeping: not applied (a warning), whatever is on the host
+    out = c.check_housekeeping(H, ok, ok, recorded=False)
+    assert [(f["id"], f["status"], f["severity"]) for f in out] == [("logrotate", "not_applied", "warn"),
+                                                                    ("cron", "not_applied", "warn")]
+    assert out[0]["expected"] == "installed, the vLLM log stanza present"
+    # recorded with the cron part turned off (empty path): not applicable, not a failure
+    off = {"binary": False, "config": False, "config_path": "", "service": None}
+    out = c.check_housekeeping(H, ok, off)
+    assert [(f["id"], f["status"], f["actual"]) for f in out] == [
+        ("logrotate", "pass", "present"), ("cron", "not_applicable", "turned off in housekeeping")]
 
 
 # --- units --------------------------------------------------------------------------------
@@ -452,8 +494,22 @@ def test_units_healthy_and_stopped():
 
 
 def test_units_not_deployed_and_no_systemd():
-    assert only(c.check_units(H, [], {}, deployed=False), "not_applicable")["actual"].startswith("not deployed")
+    assert only(c.check_units(H, [], {}, deployed=False), "not_applicable")["actual"].startswith("pre_deploy")
     assert only(c.check_units(H, [], None), "not_applicable")["actual"] == "no systemd on this host"
+    f = only(c.check_units(H, [], None, deployed=False, recorded=False), "not_applied")
+    assert f["severity"] == "warn" and f["actual"] == "not applied: vllm_server has recorded nothing on this host"
+
+
+def test_units_of_the_active_degraded_layout():
+    units = {"n0-0": {"enabled": "enabled", "active": "active", "health": 200},
+             "n0-1": {"enabled": "enabled", "active": "failed", "health": None}}
+    out = c.check_units(H, [{"name": "n0-0", "port": 8101}, {"name": "n0-1", "port": 8102}], units,
+                        {"enabled": "disabled", "active": "active"}, unit="vllm-degraded",
+                        target_name="vllm-degraded.target")
+    assert [(f["subject"], f["status"]) for f in out] == [
+        ("vllm-degraded.target", "fail"), ("vllm-degraded@n0-0", "pass"), ("vllm-degraded@n0-1", "fail")]
+    assert "`systemctl enable --now vllm-degraded.target`" in out[0]["remediation"]
+    assert "`systemctl restart vllm-degraded@n0-1`" in out[2]["remediation"]
 
 
 # --- the module's inputs ----------------------------------------------------------------------
@@ -477,11 +533,3 @@ def test_layout_request():
     assert c.layout_request(params, "{}", {"available": False, "reason": "no driver"}, H)[2] == \
         "no usable GPU to plan on: no driver"
     assert c.layout_request(dict(params, layout='[{"gpus": [0]}]'), "{}", available, H)[1] == [{"gpus": [0]}]
-
-
-def test_host_tuning_report():
-    assert c.host_tuning_report(None, "/x.fact", H) == (None, [])
-    assert c.host_tuning_report('{"governor": "performance"}', "/x.fact", H) == ({"governor": "performance"}, [])
-    report, found = c.host_tuning_report("{x", "/x.fact", H)
-    assert report == {"sysctl_applied": {}, "governor": "not managed"}
-    assert [(f["id"], f["status"], f["actual"]) for f in found] == [("sysctl", "warn", "/x.fact is not valid JSON")]

@@ -106,3 +106,14 @@ def test_not_applicable_before_vllm_is_installed():
         findings = c.check_nccl_effective(H, facts, "2.28.3", None, VENV, deployed=deployed)
         assert [(f["status"], f["severity"], f["actual"]) for f in findings] == [("not_applicable", "info", why)]
     assert c.check_nccl_effective(H, real_facts(), "", None, VENV)[0]["actual"] == "no pinned NCCL version given"
+
+
+def test_not_applied_while_a_role_has_recorded_nothing():
+    # cuda_stack (the pin) or vllm_server (the instances) recorded nothing yet: a warning that
+    # names the role, with the expected build of the pin rules; even the real facts do not pass
+    for role in ("cuda_stack", "vllm_server"):
+        out = c.check_nccl_effective(H, with_instances(**{"n0-0": SYSTEM_LIB}), "2.14.3", "11.7", VENV,
+                                     deployed=True, missing_record=role)
+        assert [(f["status"], f["severity"], f["expected"], f["actual"]) for f in out] == [
+            ("not_applied", "warn", "NCCL 2.14.3+cuda11.7",
+             "not applied: %s has recorded nothing on this host" % role)]
