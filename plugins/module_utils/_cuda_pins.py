@@ -107,7 +107,7 @@ def resolve(given=None):
     s = _settings(given)
     cuda = CUDA_TABLE.get(s["cuda_version"], {})
     build = str(s["nccl_build"] or NCCL_TABLE.get(s["nccl_version"], {}).get(s["cuda_version"], ""))
-    release = build.split("-")[0]
+    release = build.split("-", 1)[0]
     tarball = s["nccl_install_method"] == "tarball"
     tarball_dir = posixpath.join(s["nccl_prefix"], build) if build else ""
     pins = {}
