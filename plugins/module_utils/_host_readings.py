@@ -20,6 +20,7 @@ __all__ = [
     "DPKG_QUERY_FORMAT",
     "GOVERNOR_GLOB",
     "first_answer",
+    "key_values",
     "parse_dpkg_query",
     "parse_showhold",
     "parse_systemctl_show",
@@ -40,14 +41,20 @@ def first_answer(out, err):
     return (out.strip().splitlines() or [err.strip() or "unknown"])[0]
 
 
+def key_values(items):
+    """``KEY=VALUE`` strings -> {KEY: VALUE}, split at the first ``=``; items without one are
+    ignored. The lines of ``systemctl show``, the fields of a sysfs listing line."""
+    pairs = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if sep:
+            pairs[key] = value
+    return pairs
+
+
 def parse_systemctl_show(out):
     """``systemctl show -p A -p B UNIT`` -> {"A": value, "B": value} (lines without ``=`` ignored)."""
-    state = {}
-    for line in out.splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            state[key] = value
-    return state
+    return key_values(out.splitlines())
 
 
 # --- packages ----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: nccl_facts
-short_description: Report which NCCL library the host and its vLLM instances really load
+short_description: Report which NCCL library (version, CUDA build) the host and each vLLM instance really load
 version_added: 0.1.0
 description:
   - Finds the system C(libnccl.so.2) the dynamic linker resolves (first x86-64 entry of

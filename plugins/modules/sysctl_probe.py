@@ -11,7 +11,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: sysctl_probe
-short_description: Find out which sysctl keys this kernel has and will accept
+short_description: Find out which sysctl keys this kernel has, and which of them accept a write
 version_added: 0.1.0
 description:
   - For each key, reads the live value from C(/proc/sys) and finds out whether the kernel accepts a

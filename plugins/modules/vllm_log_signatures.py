@@ -41,7 +41,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 signatures:
-  description: Signatures found, in catalog order.
+  description: One entry per file and signature found in it, files in O(paths) order, signatures in catalog order.
   returned: always
   type: list
   elements: dict
@@ -54,22 +54,22 @@ signatures:
       description: C(tp_heads_indivisible), C(custom_allreduce_p2p), C(nccl_timeout) or C(cuda_oom).
       type: str
     title:
-      description: What the signature means.
+      description: What the signature means, as the catalog words it.
       type: str
     count:
-      description: Matching lines in that file.
+      description: How many lines of that file match the signature.
       type: int
     file:
-      description: File the signature was found in.
+      description: The path (one of O(paths)) whose content matched.
       type: str
     line_no:
-      description: 1-based line of the first match.
+      description: Line number (1-based) of the first match, the line in C(first_line).
       type: int
     first_line:
-      description: The first matching line.
+      description: That first matching line, without leading and trailing blanks.
       type: str
     fix:
-      description: What to do about it.
+      description: What to do about it (the catalog's fix).
       type: str
 missing:
   description: Paths that could not be read.

@@ -11,7 +11,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: vllm_wait_ready
-short_description: Wait until vLLM instances are healthy and the endpoint answers a completion
+short_description: Wait until every vLLM instance answers /health and the endpoint a real completion; fail fast on a crash loop
 version_added: 0.1.0
 description:
   - Polls C(GET /health) of every planned vLLM instance on 127.0.0.1 until each answers 200,

@@ -24,8 +24,12 @@ import shutil
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+# the collection's own KEY=VALUE reader (pure, no Ansible imports)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "plugins", "module_utils"))
 import _profiletools as pt  # noqa: E402
+from _host_readings import key_values  # noqa: E402
 
 PROFILES = {
     "h200_vm": {
@@ -82,12 +86,8 @@ def read(name):
 
 
 def parse_kv(line):
-    out = {}
-    for tok in line.split():
-        if "=" in tok:
-            k, v = tok.split("=", 1)
-            out[k] = v
-    return out
+    """The ``key=value`` fields of one listing line (pci_gpus.out, nodes.out)."""
+    return key_values(line.split())
 
 
 def build(dest):

@@ -37,6 +37,13 @@ def test_systemctl_answers():
                                             "Result": "exit-code", "X": "a=b"}
 
 
+def test_key_values_of_a_listing_line():
+    line = "0000:17:00.0 vendor=0x10de class=0x030200 numa_node=0 local_cpulist=0-23 speed=16.0_GT/s_PCIe bare"
+    assert r.key_values(line.split()) == {"vendor": "0x10de", "class": "0x030200", "numa_node": "0",
+                                          "local_cpulist": "0-23", "speed": "16.0_GT/s_PCIe"}
+    assert r.key_values(["a=", "=b", "c"]) == {"a": "", "": "b"}
+
+
 def test_procfs_and_sysfs_paths():
     assert r.sysctl_path("vm.swappiness") == "/proc/sys/vm/swappiness"
     assert r.sysctl_path("net.core.rmem_max", "/tmp/p") == "/tmp/p/net/core/rmem_max"
