@@ -45,7 +45,6 @@ __all__ = [
     "version_tuple",
     "parse_kernel_log",
     "tp_groups",
-    "instances_from_env",
     "check_driver",
     "check_gpu_count",
     "check_ecc",
@@ -728,26 +727,6 @@ def check_housekeeping(host, logrotate, cron, deployed=True, recorded=True):
         else:
             out.append(finding(check_id, "pass", host, expected, "present"))
     return out
-
-
-def instances_from_env(files):
-    """Deployed instances from ``{instance_name: env file text}`` (/etc/vllm/<name>.env)."""
-    instances = []
-    for name, text in sorted((files or {}).items()):
-        env = {}
-        for line in (text or "").splitlines():
-            if "=" in line and not line.lstrip().startswith("#"):
-                key, value = line.split("=", 1)
-                env[key.strip()] = value.strip()
-        gpus = [int(g) for g in re.findall(r"\d+", env.get("CUDA_VISIBLE_DEVICES", ""))]
-        instances.append({
-            "name": name,
-            "gpus": gpus,
-            "tensor_parallel_size": int(env.get("VLLM_TENSOR_PARALLEL_SIZE") or 1),
-            "pipeline_parallel_size": int(env.get("VLLM_PIPELINE_PARALLEL_SIZE") or 1),
-            "port": int(env["VLLM_PORT"]) if env.get("VLLM_PORT", "").isdigit() else None,
-        })
-    return instances
 
 
 def _target_finding(host, target, name):

@@ -11,7 +11,8 @@ Sources of truth, as found on a real H200 host (tests/fixtures/real/h200x2_nvlin
     prints), and the system package installs ``libnccl.so.2 -> libnccl.so.2.28.3``;
   - torch's bundled copy ``<venv>/lib/python3.X/site-packages/nvidia/nccl/lib/libnccl.so.2``
     (a plain file, from the ``nvidia-nccl-cu12`` wheel, whose dist-info directory names the version);
-  - vLLM's ``VLLM_NCCL_SO_PATH`` in the instances' environment files (systemd EnvironmentFile).
+  - vLLM's ``VLLM_NCCL_SO_PATH`` in the instances' environment files (systemd EnvironmentFile,
+    read by ``_instance_env``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -29,7 +30,6 @@ _LDCONFIG_LINE = re.compile(r"^\s+(?P<name>\S+)\s+\((?P<flags>[^)]*)\)\s+=>\s+(?
 VERSION_STRING = re.compile(br"NCCL version (\d+\.\d+\.\d+)(?:\+cuda(\d+\.\d+)| compiled with CUDA (\d+\.\d+))?")
 _FILENAME_VERSION = re.compile(r"^libnccl\.so\.(\d+\.\d+\.\d+)$")
 _DIST_INFO = re.compile(r"^nvidia_nccl_cu(\d+)-(\d+\.\d+\.\d+)(?:\.post\d+)?\.dist-info$")
-_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def parse_ldconfig_p(text):
@@ -90,26 +90,6 @@ def version_from_dist_info(names):
     if not found:
         return None, None
     return sorted(found, key=lambda v: [int(p) for p in v[0].split(".")])[-1]
-
-
-def parse_env_file(text):
-    """KEY=VALUE pairs of a systemd EnvironmentFile (comments, blank lines, optional quotes)."""
-    env = {}
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        if line.startswith("export "):
-            line = line[len("export "):].lstrip()
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not _ENV_KEY.match(key):
-            continue
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        env[key] = value
-    return env
 
 
 def library_record(path, realpath, binary_version, binary_cuda, dist_version=None):

@@ -18,6 +18,7 @@ import mmap
 import os
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _nccl
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import parse_env_text
 
 
 class NcclGatherError(Exception):
@@ -81,7 +82,7 @@ def gather(run, ldconfig, venvs, env_files, libraries=(), pinned_path=None, mach
         for path in sorted(glob.glob(pattern)):
             try:
                 with open(path) as handle:
-                    env = _nccl.parse_env_file(handle.read())
+                    env = parse_env_text(handle.read())
             except (IOError, OSError) as exc:
                 raise NcclGatherError("cannot read vLLM environment file %s: %s" % (path, exc))
             so_path = env.get("VLLM_NCCL_SO_PATH") or None

@@ -14,6 +14,8 @@ MOLECULE_* variable fails the test with a message saying so.
   runs it, output kept for assertions; extra_vars(*dicts) turns dicts into -e arguments;
 * recap(output, host): the PLAY RECAP counters of one host;
 * wait_until(probe, timeout, what): poll until probe() is true, else fail naming what;
+* env_file(host, path): an instance environment file on the host, read with the collection's
+  one reader of that format (plugins/module_utils/_instance_env.py);
 * http(host, url, body, headers): one HTTP request from inside the host (python3 is there, curl
   is not); stream_arrival_times(host, model, headers): when the chunks of a streamed completion
   through the endpoint arrive.
@@ -26,6 +28,9 @@ import time
 
 import pytest
 import testinfra
+
+# the collection of this checkout (.build/ac, on PYTHONPATH through .config/molecule/config.yml)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import parse_env_text
 
 
 def _molecule_env(name):
@@ -87,6 +92,11 @@ def recap(output, host):
     """{'ok': '12', 'changed': '0', ...} of HOST's last PLAY RECAP line in OUTPUT."""
     line = [l for l in output.splitlines() if l.startswith(host) and "changed=" in l][-1]
     return dict(part.split("=") for part in line.split(":", 1)[1].split())
+
+
+def env_file(host, path):
+    """{KEY: VALUE} of the environment file PATH on the host (instance.env.j2 as rendered there)."""
+    return parse_env_text(host.file(path).content_string)
 
 
 def wait_until(probe, timeout, what, interval=3):

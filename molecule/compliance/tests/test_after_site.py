@@ -12,7 +12,7 @@ test_preflight.py (file order), on the host as converge left it.
 import json
 
 import pytest
-from testinfra_helpers import extra_vars, http, run_playbook, stream_arrival_times
+from testinfra_helpers import env_file, extra_vars, http, run_playbook, stream_arrival_times
 
 INSTANCES = {
     # name: (gpus, numa node, port)
@@ -24,8 +24,7 @@ NCCL = "2.14.3-1+cuda11.7"
 
 
 def _env_file(host, name):
-    content = host.file("/etc/vllm/%s.env" % name).content_string
-    return dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
+    return env_file(host, "/etc/vllm/%s.env" % name)
 
 
 @pytest.mark.parametrize("name", sorted(INSTANCES))

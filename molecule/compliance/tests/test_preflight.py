@@ -18,6 +18,7 @@ import subprocess
 import time
 
 import pytest
+from testinfra_helpers import env_file
 
 PROJECT = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
 INVENTORY = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
@@ -213,10 +214,10 @@ def test_raw_instances_load_the_pinned_nccl(host):
     # is the pinned build
     pinned = host.check_output("readlink -f /usr/lib/x86_64-linux-gnu/libnccl.so.2")
     for name in sorted(INSTANCES):
-        lines = [line for line in host.file("/etc/vllm/%s.env" % name).content_string.splitlines()
-                 if line.startswith("VLLM_NCCL_SO_PATH=")]
-        assert len(lines) == 1, name
-        path = lines[0].split("=", 1)[1]
+        path = "/etc/vllm/%s.env" % name
+        keys = [line.split("=", 1)[0] for line in host.file(path).content_string.splitlines()]
+        assert keys.count("VLLM_NCCL_SO_PATH") == 1, name
+        path = env_file(host, path)["VLLM_NCCL_SO_PATH"]
         assert path.endswith("/x86_64-linux-gnu/libnccl.so.2"), path
         assert host.check_output("readlink -f %s" % path) == pinned
     assert "NCCL version 2.14.3+cuda11.7" in host.check_output(

@@ -18,7 +18,7 @@ import re
 import time
 
 import pytest
-from testinfra_helpers import extra_vars, run_playbook
+from testinfra_helpers import env_file, extra_vars, run_playbook
 
 UNIT = "gpu-fleet-monitor"
 TEXTFILE = "/var/lib/node_exporter/textfile_collector/gpu_fleet_vllm.prom"
@@ -33,9 +33,9 @@ def _instances(host):
     sits next to them, names no port and is no instance)."""
     out = {}
     for path in host.check_output("ls /etc/vllm/*.env").split():
-        port = [l.split("=", 1)[1] for l in host.file(path).content_string.splitlines() if l.startswith("VLLM_PORT=")]
+        port = env_file(host, path).get("VLLM_PORT")
         if port:
-            out[os.path.basename(path)[:-4]] = int(port[0])
+            out[os.path.basename(path)[:-4]] = int(port)
     assert out, "no instance environment file in /etc/vllm"
     return out
 

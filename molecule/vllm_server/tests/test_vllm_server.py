@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import pytest
-from testinfra_helpers import http, stream_arrival_times
+from testinfra_helpers import env_file, http, stream_arrival_times
 
 MODEL = "Qwen/Qwen2.5-7B-Instruct"
 FULL = {
@@ -35,11 +35,6 @@ CLAIMS = "/dev/shm/gpu-sim-claims/claims.jsonl"
 # converge.yml's test key (vllm_server_api_key); not a secret
 KEY = "s6-molecule-api-key-8c1d"
 AUTH = {"Authorization": "Bearer " + KEY}
-
-
-def _env_file(host, path):
-    content = host.file(path).content_string
-    return dict(line.split("=", 1) for line in content.splitlines() if line and not line.startswith("#"))
 
 
 def _http(host, url, body=None, headers=None):
@@ -68,7 +63,7 @@ def test_full_instance_env_file(host, name):
     gpus, _node, port, tp = FULL[name]
     f = host.file("/etc/vllm/%s.env" % name)
     assert (f.user, f.group, f.mode) == ("root", "vllm", 0o640)
-    env = _env_file(host, "/etc/vllm/%s.env" % name)
+    env = env_file(host, "/etc/vllm/%s.env" % name)
     assert env["CUDA_VISIBLE_DEVICES"] == gpus
     assert env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert env["VLLM_PORT"] == str(port)
@@ -83,7 +78,7 @@ def test_only_planned_env_files(host):
     assert sorted(full) == sorted(["/etc/vllm/api-key.env"] + ["/etc/vllm/%s.env" % n for n in FULL])
     assert sorted(degraded) == sorted("/etc/vllm/degraded/%s.env" % n for n in DEGRADED)
     for name, (gpus, _node, port, _tp) in DEGRADED.items():
-        env = _env_file(host, "/etc/vllm/degraded/%s.env" % name)
+        env = env_file(host, "/etc/vllm/degraded/%s.env" % name)
         assert (env["CUDA_VISIBLE_DEVICES"], env["VLLM_PORT"]) == (gpus, str(port))
 
 

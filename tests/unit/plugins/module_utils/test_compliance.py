@@ -16,6 +16,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _compliance as c
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import instances_from_env
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     build_gpu_topology,
 )
@@ -479,13 +480,8 @@ ENV = ("# comment\nCUDA_VISIBLE_DEVICES=0,1\nVLLM_PORT=8001\nVLLM_TENSOR_PARALLE
        "VLLM_PIPELINE_PARALLEL_SIZE=1\n")
 
 
-def test_instances_from_env():
-    assert c.instances_from_env({"n0-0": ENV}) == [
-        {"name": "n0-0", "gpus": [0, 1], "tensor_parallel_size": 2, "pipeline_parallel_size": 1, "port": 8001}]
-
-
 def test_units_healthy_and_stopped():
-    inst = c.instances_from_env({"n0-0": ENV, "n0-1": ENV.replace("8001", "8002")})
+    inst = instances_from_env({"n0-0": ENV, "n0-1": ENV.replace("8001", "8002")})
     units = {"n0-0": {"active": "active", "health": 200}, "n0-1": {"active": "inactive", "health": "connection refused"}}
     out = c.check_units(H, inst, units, {"enabled": "enabled", "active": "active"})
     assert [(f["subject"], f["status"]) for f in out] == [

@@ -68,15 +68,6 @@ def test_dist_info_version():
     assert _nccl.version_from_dist_info(["torch-2.4.0.dist-info"]) == (None, None)
 
 
-def test_env_file_parsing():
-    text = ("# {{ managed }}\nCUDA_VISIBLE_DEVICES=0,1\n; comment\n"
-            "VLLM_NCCL_SO_PATH=\"/usr/lib/x86_64-linux-gnu/libnccl.so.2\"\nexport FOO='bar baz'\n"
-            "not a pair\n1BAD=x\nVLLM_EXTRA_ARGS=\n")
-    env = _nccl.parse_env_file(text)
-    assert env == {"CUDA_VISIBLE_DEVICES": "0,1", "VLLM_NCCL_SO_PATH": "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
-                   "FOO": "bar baz", "VLLM_EXTRA_ARGS": ""}
-
-
 def test_library_record_prefers_the_binary_string():
     rec = _nccl.library_record("/lib/x/libnccl.so.2", "/usr/lib/x/libnccl.so.2.28.3", "2.28.3", "13.0")
     assert rec["version"] == "2.28.3" and rec["version_source"] == "binary" and rec["cuda"] == "13.0"

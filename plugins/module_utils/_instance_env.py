@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpu_fleet maintainers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The instance environment file, read: ``<config dir>/<instance>.env`` as the vllm_server role
+renders it (roles/vllm_server/templates/instance.env.j2) and systemd reads it (EnvironmentFile=).
+
+The one reader of that format in the collection: ``gpu_compliance`` (the deployed instances),
+``nccl_facts`` (each instance's VLLM_NCCL_SO_PATH) and the molecule suites use it. The
+stand-alone monitoring collector (roles/vllm_monitoring/files/gpu_fleet_monitor.py) runs without
+the collection and keeps its own copy; tests/unit/plugins/module_utils/test_instance_env.py runs
+both on the rendered template.
+
+Private to the collection. Pure code: no Ansible imports, no I/O.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+__all__ = [
+    "parse_env_text",
+    "instance_record",
+    "instances_from_env",
+]
+
+_ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def parse_env_text(text):
+    """KEY=VALUE pairs of a systemd EnvironmentFile -> dict: comment (``#``, ``;``) and blank
+    lines skipped, an ``export`` prefix and one pair of enclosing quotes removed, lines without a
+    valid variable name ignored."""
+    env = {}
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+        key, sep, value = line.partition("=")
+        key = key.strip()
+        if not sep or not _ENV_KEY.match(key):
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        env[key] = value
+    return env
+
+
+def instance_record(name, text):
+    """The instance one environment file describes: ``{"name", "gpus": [int], "port": int or
+    None (no numeric VLLM_PORT), "tensor_parallel_size", "pipeline_parallel_size"}`` (sizes 1
+    when unset)."""
+    env = parse_env_text(text)
+    port = env.get("VLLM_PORT", "")
+    return {
+        "name": name,
+        "gpus": [int(g) for g in re.findall(r"\d+", env.get("CUDA_VISIBLE_DEVICES", ""))],
+        "tensor_parallel_size": int(env.get("VLLM_TENSOR_PARALLEL_SIZE") or 1),
+        "pipeline_parallel_size": int(env.get("VLLM_PIPELINE_PARALLEL_SIZE") or 1),
+        "port": int(port) if port.isdigit() else None,
+    }
+
+
+def instances_from_env(files):
+    """Deployed instances from ``{instance name: env file text}``, sorted by name."""
+    return [instance_record(name, text) for name, text in sorted((files or {}).items())]
