@@ -5,8 +5,9 @@
 """The instance environment file, read: ``<config dir>/<instance>.env`` as the vllm_server role
 renders it (roles/vllm_server/templates/instance.env.j2) and systemd reads it (EnvironmentFile=).
 
-The one reader of that format in the collection: ``gpu_compliance`` (the deployed instances),
-``nccl_facts`` (each instance's VLLM_NCCL_SO_PATH) and the molecule suites use it. The
+The one reader of that format in the collection: ``nccl_facts`` (each instance's
+VLLM_NCCL_SO_PATH) and the molecule suites use it (``gpu_compliance`` reads the instances from
+vllm_server's record instead). The
 stand-alone monitoring collector (roles/vllm_monitoring/files/gpu_fleet_monitor.py) runs without
 the collection and keeps its own copy; tests/unit/plugins/module_utils/test_instance_env.py runs
 both on the rendered template.
