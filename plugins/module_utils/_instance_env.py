@@ -7,10 +7,9 @@ renders it (roles/vllm_server/templates/instance.env.j2) and systemd reads it (E
 
 The one reader of that format in the collection: ``nccl_facts`` (each instance's
 VLLM_NCCL_SO_PATH) and the molecule suites use it (``gpu_compliance`` reads the instances from
-vllm_server's record instead). The
-stand-alone monitoring collector (roles/vllm_monitoring/files/gpu_fleet_monitor.py) runs without
-the collection and keeps its own copy; tests/unit/plugins/module_utils/test_instance_env.py runs
-both on the rendered template.
+vllm_server's record instead). The stand-alone monitoring collector
+(roles/vllm_monitoring/files/gpu_fleet_monitor.py) runs without the collection and keeps its own
+copy; tests/unit/plugins/module_utils/test_instance_env.py runs both on the rendered template.
 
 Private to the collection. Pure code: no Ansible imports, no I/O.
 """
