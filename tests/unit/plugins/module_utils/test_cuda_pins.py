@@ -2,10 +2,9 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The pin rules (plugins/module_utils/_cuda_pins.py), their filter, and the cuda_stack role's
-defaults, which repeat the rules' defaults for users. Expected values are the published builds
+"""The pin rules (plugins/module_utils/_cuda_pins.py) and the cuda_stack role's defaults, which repeat the rules' defaults for users. Expected values are the published builds
 (CUDA 12.1 Update 1 = 12.1.1-1; NCCL 2.14.3 only as +cuda11.7 for CUDA 12 hosts; 2.18.3 as
-+cuda12.1), written by hand."""
++cuda12.1), written by hand. The filter: tests/unit/plugins/filter/test_cuda_pins.py."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -16,9 +15,6 @@ import os
 import pytest
 import yaml
 
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.gpu_fleet.vllm_serving.plugins.filter.cuda_pins import FilterModule
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _cuda_pins as pins
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -58,14 +54,6 @@ def test_problems_name_the_variable_and_the_fix():
         "cuda_stack_nccl_install_method must be one of apt, tarball, got 'pip'"]
     with pytest.raises(ValueError, match="unknown cuda_stack setting"):
         pins.resolve({"cuda": "12.1"})
-
-
-def test_filter_applies_the_rules_and_refuses_other_input():
-    flt = FilterModule().filters()["cuda_pins"]
-    assert flt({"nccl_version": "2.18.3"})["pins"]["libnccl2"] == "2.18.3-1+cuda12.1"
-    for bad in ("12.1", {"cuda": "12.1"}):
-        with pytest.raises(AnsibleFilterError, match="^cuda_pins: "):
-            flt(bad)
 
 
 def test_the_role_defaults_are_the_rules_defaults():
