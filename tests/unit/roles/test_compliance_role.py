@@ -98,18 +98,24 @@ COMMON_PROBE = """
         - name: Keep the message
           ansible.builtin.set_fact:
             main_error: "{{ ansible_failed_result.msg }}"
-    - name: Its defaults entry point with a relative report directory
+    - name: Its check entry point with a relative report directory
       block:
         - name: Run it
           ansible.builtin.include_role:
             name: gpu_fleet.vllm_serving.common
-            tasks_from: defaults
+            tasks_from: check
           vars:
             gpu_fleet_report_dir: reports
       rescue:
         - name: Keep the message
           ansible.builtin.set_fact:
-            defaults_error: "{{ ansible_failed_result.msg }}"
+            check_error: "{{ ansible_failed_result.msg }}"
+    - name: Its defaults entry point runs no task, so no check either
+      ansible.builtin.include_role:
+        name: gpu_fleet.vllm_serving.common
+        tasks_from: defaults
+      vars:
+        gpu_fleet_report_dir: reports
     - name: Its defaults entry point as shipped
       ansible.builtin.include_role:
         name: gpu_fleet.vllm_serving.common
@@ -117,7 +123,7 @@ COMMON_PROBE = """
         public: true
     - name: Write what happened
       ansible.builtin.copy:
-        content: "{{ {'main': main_error, 'defaults': defaults_error, 'report_dir': gpu_fleet_report_dir,
+        content: "{{ {'main': main_error, 'check': check_error, 'report_dir': gpu_fleet_report_dir,
                       'state_dir': gpu_fleet_state_dir} | to_json }}"
         dest: "{{ playbook_dir }}/probe.json"
         mode: "0644"
@@ -130,7 +136,9 @@ def test_common_refuses_to_run_alone_and_checks_its_defaults(tmp_path):
     assert proc.returncode == 0, proc.stdout
     probe = json.loads((tmp_path / "probe.json").read_text())
     assert probe["main"].startswith("internal role: include it through another role")
-    assert "gpu_fleet_report_dir is 'reports'" in probe["defaults"]
-    assert "must be absolute paths" in probe["defaults"] and "Fix:" in probe["defaults"]
+    assert "gpu_fleet_report_dir is 'reports'" in probe["check"]
+    assert "must be absolute paths" in probe["check"] and "Fix:" in probe["check"]
+    # the defaults entry point ran nothing: the play went on to write the probe
+    assert "Its defaults entry point runs no task" in proc.stdout
     assert probe["report_dir"] == str(tmp_path / "gpu-fleet-reports")   # under the PWD
     assert probe["state_dir"] == "/var/lib/gpu_fleet"
