@@ -2,9 +2,10 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The pin rules (plugins/module_utils/_cuda_pins.py) and the cuda_stack role's defaults, which repeat the rules' defaults for users. Expected values are the published builds
-(CUDA 12.1 Update 1 = 12.1.1-1; NCCL 2.14.3 only as +cuda11.7 for CUDA 12 hosts; 2.18.3 as
-+cuda12.1), written by hand. The filter: tests/unit/plugins/filter/test_cuda_pins.py."""
+"""The pin rules (plugins/module_utils/_cuda_pins.py) and the cuda_stack role's defaults, which
+repeat the rules' defaults for users. Expected values are the published builds (CUDA 12.1
+Update 1 = 12.1.1-1; NCCL 2.14.3 only as +cuda11.7 for CUDA 12 hosts; 2.18.3 as +cuda12.1),
+written by hand. The filter: tests/unit/plugins/filter/test_cuda_pins_filter.py."""
 
 from __future__ import absolute_import, division, print_function
 
