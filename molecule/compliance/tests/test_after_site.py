@@ -115,7 +115,13 @@ def test_metrics_only_local(host):
     assert metrics["status"] == 200 and "vllm:gpu_cache_usage_perc" in metrics["body"]
     nginx = host.file("/etc/nginx/conf.d/gpu-fleet-vllm.conf").content_string
     assert "deny all;" in nginx and "least_conn;" in nginx and "proxy_buffering off;" in nginx
-    assert host.socket("tcp://0.0.0.0:8000").is_listening
+    # secure by default: no API key here, so the endpoint listens on loopback only, and nothing
+    # (Debian's default nginx site) on port 80
+    assert host.socket("tcp://127.0.0.1:8000").is_listening
+    assert not host.socket("tcp://0.0.0.0:8000").is_listening
+    ip = host.check_output("hostname -I").split()[0]
+    assert _http(host, "http://%s:8000/health" % ip)["status"] == 0
+    assert not host.socket("tcp://0.0.0.0:80").is_listening and not host.socket("tcp://:::80").is_listening
 
 
 @pytest.mark.parametrize("package,version", [

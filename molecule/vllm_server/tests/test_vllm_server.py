@@ -274,9 +274,20 @@ def test_metrics_and_instance_ports_not_public(host):
     conf = host.file("/etc/nginx/conf.d/gpu-fleet-vllm.conf").content_string
     assert "deny all;" in conf and "allow 127.0.0.1;" in conf
     ip = host.check_output("hostname -I").split()[0]
-    assert _http(host, "http://%s:8000/metrics" % ip)["status"] == 403
+    # from an address not in vllm_server_metrics_allow: only /v1/ (with the key) and /health; every
+    # spelling vLLM matches for its metrics (^/metrics(?P<path>.*)$) and every other path is refused
+    for path in ("/metrics", "/metrics/", "/metricsX", "/metrics/../metrics", "/version", "/tokenize",
+                 "/detokenize", "/docs", "/v1", "/"):
+        assert _http(host, "http://%s:8000%s" % (ip, path))["status"] == 403, path
+    assert _http(host, "http://%s:8000/health" % ip)["status"] == 200
+    assert _http(host, "http://%s:8000/v1/models" % ip, headers=AUTH)["status"] == 200
+    assert _http(host, "http://%s:8000/v1/models" % ip)["status"] == 401
+    # from loopback (allowed): the metrics
     assert _http(host, "http://127.0.0.1:8000/metrics")["status"] == 200
     assert _http(host, "http://%s:8001/health" % ip)["status"] == 0  # instance ports: loopback only
+    # Debian's default nginx site (port 80 of every address) is gone
+    assert not host.file("/etc/nginx/sites-enabled/default").exists
+    assert _http(host, "http://127.0.0.1:80/")["status"] == 0
 
 
 # --- layout change, rollback, restart ---------------------------------------------------------
@@ -349,6 +360,7 @@ def test_check_mode_switch_reports_its_steps_and_changes_nothing(host):
         pytest.fail("run under molecule (MOLECULE_INVENTORY_FILE and MOLECULE_PROJECT_DIRECTORY unset)")
     pids = {n: _show(host, "vllm@%s.service" % n, "MainPID")["MainPID"] for n in FULL}
     extra = {"gpu_fleet_rollback_to": "degraded", "vllm_server_api_key": KEY, "vllm_server_device_policy": "closed",
+             "vllm_server_listen_address": "0.0.0.0",
              "vllm_server_layout": [{"gpus": [0, 1], "tensor_parallel_size": 2}, {"gpus": [2]}, {"gpus": [3]},
                                     {"gpus": [4, 5], "tensor_parallel_size": 2}]}
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(project, ".build", "ac"),
