@@ -277,8 +277,11 @@ def test_metrics_and_instance_ports_not_public(host):
     # from an address not in vllm_server_metrics_allow: only /v1/ (with the key) and /health; every
     # spelling vLLM matches for its metrics (^/metrics(?P<path>.*)$) and every other path is refused
     for path in ("/metrics", "/metrics/", "/metricsX", "/metrics/../metrics", "/version", "/tokenize",
-                 "/detokenize", "/docs", "/v1", "/"):
+                 "/detokenize", "/docs", "/"):
         assert _http(host, "http://%s:8000%s" % (ip, path))["status"] == 403, path
+    # /v1 without the slash: nginx's own redirect to /v1/, nothing from vLLM
+    bare = _http(host, "http://%s:8000/v1" % ip)
+    assert bare["status"] == 301 and bare["headers"].get("Location", "").endswith("/v1/"), bare
     assert _http(host, "http://%s:8000/health" % ip)["status"] == 200
     assert _http(host, "http://%s:8000/v1/models" % ip, headers=AUTH)["status"] == 200
     assert _http(host, "http://%s:8000/v1/models" % ip)["status"] == 401
