@@ -17,6 +17,10 @@
 - ``hub_info()`` / ``stage_planted_model(dest)``: the planted hub model tests/fixtures/hub/<repo>/<rev>/
   (HUB_REPO, HUB_REV): the hub's answer for it (its model-info.json), and a staged copy of it.
 - ``collections_root()``: the directory holding ``ansible_collections`` for subprocesses.
+- ``cached(key, compute)``: ``compute()``'s JSON result, computed once per pytest session for
+  ``key``. ansible-test runs every test in a fork of its own (its ``ansible_forked`` plugin), so a
+  module-scoped fixture is rebuilt for every test; an expensive one (a harness playbook run) goes
+  through ``cached`` to run once. The cache is a fresh directory per session (``pytest_configure``).
 
 Test files import these functions::
 
@@ -26,11 +30,14 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import glob
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -42,6 +49,35 @@ HUB_REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
 HUB_MODEL = "hub/%s/%s" % (HUB_REPO, HUB_REV)
 
 
+CACHE_ENV = "GPU_FLEET_TEST_CACHE"
+
+
+def pytest_configure(config):
+    """One cache directory per session, inherited by every forked test (see ``cached``); with
+    pytest-xdist, a file's tests go to one worker so its harness runs once."""
+    if not os.environ.get(CACHE_ENV):
+        os.environ[CACHE_ENV] = tempfile.mkdtemp(prefix="gpu-fleet-test-cache-")
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadfile"
+
+
+def cached(key, compute):
+    """``compute()`` (a JSON-serialisable value), run once per session for ``key`` (a string)."""
+    directory = os.environ.get(CACHE_ENV)
+    if not directory:
+        return compute()
+    path = os.path.join(directory, hashlib.sha256(key.encode("utf-8")).hexdigest() + ".json")
+    if os.path.exists(path):
+        with open(path) as handle:
+            return json.load(handle)
+    value = compute()
+    fd, tmp = tempfile.mkstemp(dir=directory)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(value, handle)
+    os.rename(tmp, path)
+    return value
+
+
 def collections_root():
     """Directory holding ``ansible_collections``: the parent of the copy ansible-test runs
     (.../ansible_collections/gpu_fleet/vllm_serving), else the checkout's .build/ac link."""
@@ -49,6 +85,16 @@ def collections_root():
     if len(parts) > 3 and parts[-3] == "ansible_collections":
         return os.sep.join(parts[:-3]) or os.sep
     return os.path.join(ROOT, ".build", "ac")
+
+
+def _playbook_collections_path():
+    """This collection, then the checkout venv's collections (ansible.posix, community.general):
+    under ansible-test the tests run with ansible-test's own Python, which has only ansible-core,
+    so a role task using ansible.posix would not resolve there."""
+    paths = [collections_root()]
+    for top in (ROOT, os.path.normpath(os.path.join(ROOT, *[".."] * 5))):
+        paths += sorted(glob.glob(os.path.join(top, ".venv", "lib", "python*", "site-packages")))
+    return os.pathsep.join(p for p in paths if os.path.isdir(os.path.join(p, "ansible_collections")))
 
 
 def fixture_path(rel):
@@ -97,7 +143,7 @@ def run_playbook(tmp, playbook, *options, **kwargs):
     """Run ``ansible-playbook [--check] <options> <playbook>`` in ``tmp`` with this collection and a
     private ansible.cfg/home/temp there; return the CompletedProcess (stdout and stderr together)."""
     (tmp / "ansible.cfg").write_text(u"[defaults]\n")
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections_root(), ANSIBLE_NOCOLOR="1",
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=_playbook_collections_path(), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCAL_TEMP=str(tmp / "tmp"), ANSIBLE_HOME=str(tmp / "home"),
                ANSIBLE_INVENTORY_UNPARSED_WARNING="false", ANSIBLE_LOCALHOST_WARNING="false",
                ANSIBLE_RETRY_FILES_ENABLED="false", ANSIBLE_CONFIG=str(tmp / "ansible.cfg"), LC_ALL="C.UTF-8",
@@ -110,7 +156,12 @@ def run_playbook(tmp, playbook, *options, **kwargs):
 
 def run_harness(tmp, harness, cases):
     """Run tests/unit/roles/harness/<harness> over ``cases`` in check mode on localhost; return
-    {case id: result}."""
+    {case id: result}. Once per session for the same harness and cases (``cached``)."""
+    key = json.dumps({"harness": harness, "cases": cases}, sort_keys=True)
+    return cached(key, lambda: _run_harness(tmp, harness, cases))
+
+
+def _run_harness(tmp, harness, cases):
     (tmp / "cases.json").write_text(json.dumps(cases))
     proc = run_playbook(tmp, os.path.join(HARNESS, harness), "-i", "localhost,",
                         "-e", "cases_file=%s results_file=%s" % (tmp / "cases.json", tmp / "results.json"),
