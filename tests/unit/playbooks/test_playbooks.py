@@ -26,21 +26,44 @@ def test_site_serves_in_batches_of_25_percent_by_default():
     assert roles[-2:] == ["gpu_fleet.vllm_serving.vllm_server", "gpu_fleet.vllm_serving.vllm_monitoring"]
 
 
-def test_site_plans_every_host_before_any_batch_changes_one():
+def _plan_play():
+    """site.yml's first play on the GPU hosts (play 0 checks the inventory on the controller)."""
+    plays = _plays("site.yml")
+    assert plays[0]["hosts"] == "localhost" and plays[1]["hosts"] == "gpu_hosts"
+    return plays[1]
+
+
+def test_site_refuses_an_inventory_without_gpu_hosts_first():
     first = _plays("site.yml")[0]
+    assert first["gather_facts"] is False
+    assert [t["name"] for t in first["tasks"]] == ["Refuse an inventory without GPU hosts"]
+    assert "groups['gpu_hosts']" in first["tasks"][0]["ansible.builtin.assert"]["that"]
+
+
+def test_site_plans_every_host_before_any_batch_changes_one():
+    first = _plan_play()
     assert "serial" not in first
     assert any(t.get("ansible.builtin.import_role", {}).get("tasks_from") == "plan" for t in first["tasks"])
+
+
+def test_site_validates_every_changing_role_in_the_first_play():
+    imports = [t["ansible.builtin.import_role"] for t in _plan_play()["tasks"] if "ansible.builtin.import_role" in t]
+    entries = dict((i["name"].split(".")[-1], i.get("tasks_from")) for i in imports if i.get("tasks_from") in ("validate", "plan"))
+    assert entries == {"host_tuning": "validate", "housekeeping": "validate", "cuda_stack": "validate",
+                       "model_store": "validate", "vllm_monitoring": "validate", "vllm_server": "plan"}
+    assert {"name": "gpu_fleet.vllm_serving.common", "tasks_from": "spec_types"} in imports
 
 
 def test_rollback_plans_then_switches_to_degraded_by_default():
     play = _plays("rollback.yml")[0]
     assert play["vars"]["vllm_server_active_layout"] == "{{ gpu_fleet_rollback_to | default('degraded') }}"
-    steps = [t["ansible.builtin.import_role"].get("tasks_from", "main") for t in play["tasks"]]
+    steps = [t["ansible.builtin.import_role"].get("tasks_from", "main") for t in play["tasks"] if "ansible.builtin.import_role" in t]
     assert steps == ["main", "plan", "switch"]
+    assert "gpu_fleet_rollback_to" in play["tasks"][0]["ansible.builtin.assert"]["that"]
 
 
 def test_site_plan_play_is_the_compliance_stage_with_preflight_as_alias():
-    first = _plays("site.yml")[0]
+    first = _plan_play()
     for task in first["tasks"]:
         assert {"always", "compliance", "preflight"} <= set(task["tags"]), task["name"]
 

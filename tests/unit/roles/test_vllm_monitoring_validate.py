@@ -18,6 +18,8 @@ THRESHOLDS = "KV-cache thresholds"
 RUNS = "vllm_monitoring_alert_consecutive_runs="
 SCHEDULE = "is not a usable schedule"
 PATH = "vllm_monitoring_textfile_dir="
+# Values of the wrong type are refused by the entry point's argument spec, before the role's checks.
+SPEC = "Validation of arguments failed"
 
 # id: (vars, expected: "accepted" or (message fragment, offending value shown))
 CASES = {
@@ -30,14 +32,14 @@ CASES = {
     "percent_not_fraction": ({"warn": 75, "alert": 85}, (THRESHOLDS, "vllm_monitoring_alert_threshold=85")),
     "zero": ({"warn": 0, "alert": 0.85}, (THRESHOLDS, "vllm_monitoring_warn_threshold=0")),
     "negative": ({"warn": -0.1, "alert": 0.85}, (THRESHOLDS, "vllm_monitoring_warn_threshold=-0.1")),
-    "text": ({"alert": "high"}, (THRESHOLDS, "vllm_monitoring_alert_threshold=high")),
+    "text": ({"alert": "high"}, (SPEC, "'vllm_monitoring_alert_threshold' is of type str and we were unable to convert to float")),
     "no_runs": ({"runs": 0}, (RUNS, "vllm_monitoring_alert_consecutive_runs=0")),
-    "fraction_runs": ({"runs": 2.5}, (RUNS, "vllm_monitoring_alert_consecutive_runs=2.5")),
+    "fraction_runs": ({"runs": 2.5}, (SPEC, "'vllm_monitoring_alert_consecutive_runs' is of type float and we were unable to convert to int")),
     "zero_timeout": ({"timeout": 0}, (RUNS, "vllm_monitoring_scrape_timeout=0")),
     "interval_7": ({"interval": 7}, (SCHEDULE, "vllm_monitoring_interval_minutes=7")),
     "interval_0": ({"interval": 0}, (SCHEDULE, "vllm_monitoring_interval_minutes=0")),
     "interval_90": ({"interval": 90}, (SCHEDULE, "vllm_monitoring_interval_minutes=90")),
-    "interval_text": ({"interval": "10min"}, (SCHEDULE, "vllm_monitoring_interval_minutes=10min")),
+    "interval_text": ({"interval": "10min"}, (SPEC, "'vllm_monitoring_interval_minutes' is of type str and we were unable to convert to int")),
     "delay_too_long": ({"interval": 10, "delay": 600}, (SCHEDULE, "vllm_monitoring_randomized_delay_sec=600")),
     "delay_negative": ({"delay": -5}, (SCHEDULE, "vllm_monitoring_randomized_delay_sec=-5")),
     "relative_dir": ({"textfile_dir": "textfiles"}, (PATH, "vllm_monitoring_textfile_dir=textfiles")),
@@ -62,6 +64,9 @@ def test_monitoring_settings(results, case):
     fragment, shown = expected
     assert isinstance(got, list) and len(got) == 1, got
     msg = got[0]
+    if fragment == SPEC:
+        assert msg.startswith(SPEC) and shown in msg, msg   # names the variable and the expected type
+        return
     assert msg.startswith("host localhost: "), msg   # names the host
     assert fragment in msg, msg
     assert shown.strip() in msg, msg                 # names the value
