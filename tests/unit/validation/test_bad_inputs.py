@@ -112,3 +112,9 @@ def test_rollback_target_refused(tmp_path, target):
     assert proc.returncode != 0
     assert "gpu_fleet_rollback_to is %s: it must be degraded" % json.dumps(target) in proc.stdout, proc.stdout
     assert "GPU topology facts" not in proc.stdout
+
+
+def test_security_doc_table_is_the_sweep():
+    from ansible_collections.gpu_fleet.vllm_serving.tests.unit.validation.render_table import DOC, doc_table, render
+    with open(DOC) as handle:
+        assert doc_table(handle.read()) == render(CASES), "run: python tests/unit/validation/render_table.py --write"
