@@ -34,8 +34,8 @@ def render(cases):
         values = ", ".join("`%s: %s`" % (k, _cell(v)) for k, v in sorted(case["vars"].items())) or "(defaults)"
         outcome = "accepted" if case.get("accepted") else "refused"
         where = "" if case.get("accepted") else WHERE[case["by"]]
-        lines.append("| %s | %s (`%s`) | %s | %s | %s |" % (case["id"], case["role"], ENTRY.get(case["role"], "validate"),
-                                                          values, outcome, where))
+        entry = ENTRY.get(case["role"], "validate")
+        lines.append("| %s | %s (`%s`) | %s | %s | %s |" % (case["id"], case["role"], entry, values, outcome, where))
     refused = sum(1 for c in cases if not c.get("accepted"))
     lines.append("")
     lines.append("%d cases: %d refused, %d accepted." % (len(cases), refused, len(cases) - refused))

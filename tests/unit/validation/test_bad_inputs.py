@@ -32,24 +32,26 @@ def _base_vars():
                                   "config": config}}
 
 
+def _import(role, entry):
+    return {"name": "%s %s" % (role, entry),
+            "ansible.builtin.import_role": {"name": "gpu_fleet.vllm_serving." + role, "tasks_from": entry}}
+
+
+def _record(case_id, value):
+    return {"sweep_results": "{{ sweep_results | combine({%s: %s}) }}" % (json.dumps(case_id), value)}
+
+
+FAILED_MSG = ("{{ (ansible_failed_result.results | default([]) | selectattr('failed', 'defined')"
+              " | selectattr('failed') | map(attribute='msg') | first)"
+              " if ansible_failed_result.results is defined else ansible_failed_result.msg | default('no message') }}")
+
+
 def _play(case):
     variables = dict(_base_vars(), **case["vars"])
-    block = [
-        {"name": "Shared names", "ansible.builtin.import_role": {"name": "gpu_fleet.vllm_serving.common",
-                                                                  "tasks_from": "defaults"}},
-        {"name": "Types", "ansible.builtin.import_role": {"name": "gpu_fleet.vllm_serving.common",
-                                                           "tasks_from": "spec_types"}},
-        {"name": "Entry point", "ansible.builtin.import_role": {"name": "gpu_fleet.vllm_serving." + case["role"],
-                                                                 "tasks_from": ENTRY.get(case["role"], "validate")}},
-        {"name": "Accepted", "ansible.builtin.set_fact": {
-            "sweep_results": "{{ sweep_results | combine({%s: 'accepted'}) }}" % json.dumps(case["id"])}},
-    ]
-    rescue = [{"name": "Refused", "ansible.builtin.set_fact": {
-        "sweep_results": "{{ sweep_results | combine({%s: _msg}) }}"
-                         % json.dumps(case["id"])},
-        "vars": {"_msg": "{{ (ansible_failed_result.results | default([]) | selectattr('failed', 'defined')"
-                         " | selectattr('failed') | map(attribute='msg') | first)"
-                         " if ansible_failed_result.results is defined else ansible_failed_result.msg | default('no message') }}"}}]
+    block = [_import("common", "defaults"), _import("common", "spec_types"),
+             _import(case["role"], ENTRY.get(case["role"], "validate")),
+             {"name": "Accepted", "ansible.builtin.set_fact": _record(case["id"], "'accepted'")}]
+    rescue = [{"name": "Refused", "ansible.builtin.set_fact": _record(case["id"], "_msg"), "vars": {"_msg": FAILED_MSG}}]
     return {"name": "case " + case["id"], "hosts": "localhost", "gather_facts": False, "vars": variables,
             "tasks": [{"name": "Run the entry point", "block": block, "rescue": rescue}]}
 
