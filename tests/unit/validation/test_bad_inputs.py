@@ -5,6 +5,8 @@
 point the way site.yml's first play does (``import_role`` with ``tasks_from: plan`` for
 vllm_server, ``validate`` for the others), in check mode on localhost, in one ansible-playbook run
 (one play per case). A refused case must fail with its message; an accepted one must pass. The
+entry points run on their own (nothing of the collection imported before them but common's
+spec_types), as an operator's own playbook would call them. The
 playbook-level refusals (an inventory without gpu_hosts, a rollback target that is not a layout)
 run the real playbooks."""
 
@@ -48,7 +50,7 @@ FAILED_MSG = ("{{ (ansible_failed_result.results | default([]) | selectattr('fai
 
 def _play(case):
     variables = dict(_base_vars(), **case["vars"])
-    block = [_import("common", "defaults"), _import("common", "spec_types"),
+    block = [_import("common", "spec_types"),
              _import(case["role"], ENTRY.get(case["role"], "validate")),
              {"name": "Accepted", "ansible.builtin.set_fact": _record(case["id"], "'accepted'")}]
     rescue = [{"name": "Refused", "ansible.builtin.set_fact": _record(case["id"], "_msg"), "vars": {"_msg": FAILED_MSG}}]
