@@ -31,7 +31,7 @@ REDIRECT_CODES = (301, 302, 303, 307, 308)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters left as they are when a Location is re-quoted (RFC 3986 reserved + unreserved + %).
 _SAFE = "%/:=&?~#+!$,;'@()*[]-._"
-_TOKEN_OK = re.compile(r"^[!-~]+$")  # visible ASCII, no space: what a header value may carry as is
+_TOKEN_OK = re.compile(r"[!-~]+\Z")  # visible ASCII, no space: what a header value may carry as is
 
 
 class RedirectError(Exception):

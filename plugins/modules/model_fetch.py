@@ -14,11 +14,11 @@ module: model_fetch
 short_description: GET a file or an answer from a model hub with a token that never follows a redirect to another host
 version_added: 0.1.0
 description:
-  - Sends one C(GET) with C(Authorization: Bearer <token>) and follows redirects itself, hop by
+  - "Sends one C(GET) with C(Authorization: Bearer <token>) and follows redirects itself, hop by
     hop. The token goes only to the scheme, host and port of O(url); once a redirect leaves that
     origin (the Hugging Face hub answers every LFS download with a 302 to its CDN host) the rest
     of the chain is asked without it. C(ansible.builtin.uri) and C(ansible.builtin.get_url) send
-    every header to every host a redirect names.
+    every header to every host a redirect names."
   - An https URL that redirects to http is refused, as are redirects to other schemes, to a URL
     with user credentials, and more than O(max_redirects) hops. A token is never sent over http.
   - With O(dest), streams the body into a temporary file beside O(dest), checks O(sha256) when
@@ -78,6 +78,7 @@ extends_documentation_fragment:
 notes:
   - Supports check mode. With O(dest) it then sends nothing and reports whether O(dest) would
     change; without O(dest) the C(GET) is made (it changes nothing) and its answer returned.
+  - A file written without O(mode) is C(0600), the temporary file's mode.
   - The redirect rules are in C(plugins/module_utils/_redirects.py) (those of requests and curl,
     stricter). Proxies from the environment are used; C(~/.netrc) is not.
 seealso:
