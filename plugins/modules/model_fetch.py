@@ -243,8 +243,8 @@ def _fail(module, result, what, status, reason):
     hops = result["redirects"]
     where = (" (at %s)" % hops[-1]["url"]) if len(hops) > 1 else ""
     result.update(status=status, reason=reason)
-    module.fail_json(msg="model_fetch on %s: GET %s%s: %s" % (module.params["host"] or "this host",
-                                                                 rd.redact(module.params["url"]), where, what),
+    name = module.params["host"] or "this host"
+    module.fail_json(msg="model_fetch on %s: GET %s%s: %s" % (name, rd.redact(module.params["url"]), where, what),
                      **result)
 
 

@@ -104,11 +104,13 @@ def test_the_cdn_host_got_the_weights_request_without_the_token(host):
 
 
 def test_the_stand_ins_serve_only_https_with_the_test_ca(host):
-    for address in ("127.0.0.1:8765", "127.0.0.2:8766"):
-        assert host.run("python3 -c \"import urllib.request as u; u.urlopen('http://%s/', timeout=5)\"" % address).rc != 0
-        probe = host.run("python3 -c \"import ssl, socket; c = ssl.create_default_context(cafile='/etc/hub-standin/tls/ca.crt'); "
-                         "s = c.wrap_socket(socket.create_connection(('%s', %s)), server_hostname='%s'); "
-                         "print(s.version())\"" % (address.split(':')[0], address.split(':')[1], address.split(':')[0]))
+    for address, port in (("127.0.0.1", 8765), ("127.0.0.2", 8766)):
+        plain = "import urllib.request as u; u.urlopen('http://%s:%d/', timeout=5)" % (address, port)
+        assert host.run("python3 -c \"%s\"" % plain).rc != 0
+        tls = ("import ssl, socket; c = ssl.create_default_context(cafile='/etc/hub-standin/tls/ca.crt'); "
+               "s = c.wrap_socket(socket.create_connection(('%s', %d)), server_hostname='%s'); print(s.version())"
+               % (address, port, address))
+        probe = host.run("python3 -c \"%s\"" % tls)
         assert probe.rc == 0 and probe.stdout.strip().startswith("TLS"), probe.stderr
 
 

@@ -207,8 +207,8 @@ def test_the_private_ca_is_needed(tmp_path, hubs):
 
 
 @pytest.mark.parametrize("url, token, why", [
-    ("http://127.0.0.1:9/x", TOKEN, "http://127.0.0.1:9/x is plain http: the token would cross the network in clear "
-                                   "text; use the https:// endpoint"),
+    ("http://127.0.0.1:9/x", TOKEN,
+     "http://127.0.0.1:9/x is plain http: the token would cross the network in clear text; use the https:// endpoint"),
     ("https://127.0.0.1:9/x", TOKEN + "\nX-Injected: 1", "the token contains a line break (CR or LF)"),
     ("https://127.0.0.1:9/x", TOKEN + " ", "the token contains whitespace"),
 ])
