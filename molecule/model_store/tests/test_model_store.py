@@ -76,15 +76,42 @@ def test_directory_found_at_the_model_path_was_moved_aside_not_deleted(host):
     assert host.file("%s/config.json" % aside[0]).exists
 
 
+def _jsonl(host, path):
+    return [json.loads(line) for line in host.file(path).content_string.splitlines()]
+
+
 def test_hub_protocol_used_with_token_blob_metadata_and_cdn_redirect(host):
-    entries = [json.loads(line) for line in host.file("/var/log/hub-standin.jsonl").content_string.splitlines()]
+    entries = _jsonl(host, "/var/log/hub-standin.jsonl")
     api = [e for e in entries if e["path"] == "/api/models/%s/revision/%s" % (REPO, GOOD)]
     assert api and all(e["query"] == "blobs=true" and e["auth"] == "ok" and e["status"] == 200 for e in api)
     resolves = [e for e in entries if "/resolve/" in e["path"]]
     assert sorted(e["path"].rsplit("/", 1)[1] for e in resolves) == sorted(SIZES)  # fetched once each
-    assert all(e["auth"] == "ok" for e in resolves)
+    assert all(e["auth"] == "ok" and "authorization" in e["headers"] for e in resolves)
     assert [e["status"] for e in resolves if e["path"].endswith("model.safetensors")] == [302]
-    assert any(e["path"].startswith("/_cdn/") and e["status"] == 200 for e in entries)
+    assert not [e for e in entries if e["path"].startswith("/_cdn/")]  # the redirect went to the CDN host
+
+
+def test_the_cdn_host_got_the_weights_request_without_the_token(host):
+    """The hub (127.0.0.1) redirected the LFS file to the CDN stand-in (127.0.0.2): another host,
+    which must never see Authorization - what uri/get_url would have sent it."""
+    cdn = _jsonl(host, "/var/log/cdn-standin.jsonl")
+    weights = "/_cdn/%s/%s/model.safetensors" % (REPO, GOOD)
+    assert [(e["path"], e["status"]) for e in cdn] == [(weights, 200)]
+    assert cdn[0]["auth"] == "absent" and "authorization" not in cdn[0]["headers"]
+    assert "host" in cdn[0]["headers"]  # the stand-in does record the headers it got
+    for log in ("/var/log/hub-standin.jsonl", "/var/log/cdn-standin.jsonl"):
+        assert "hf_i10_molecule_token" not in host.file(log).content_string
+
+
+def test_the_stand_ins_serve_only_https_with_the_test_ca(host):
+    for address, port in (("127.0.0.1", 8765), ("127.0.0.2", 8766)):
+        plain = "import urllib.request as u; u.urlopen('http://%s:%d/', timeout=5)" % (address, port)
+        assert host.run("python3 -c \"%s\"" % plain).rc != 0
+        tls = ("import ssl, socket; c = ssl.create_default_context(cafile='/etc/hub-standin/tls/ca.crt'); "
+               "s = c.wrap_socket(socket.create_connection(('%s', %d)), server_hostname='%s'); print(s.version())"
+               % (address, port, address))
+        probe = host.run("python3 -c \"%s\"" % tls)
+        assert probe.rc == 0 and probe.stdout.strip().startswith("TLS"), probe.stderr
 
 
 def test_corrupted_revision_was_refused_and_never_used(host):

@@ -17,9 +17,17 @@ model-info.json}, and answers the subset of the hub's HTTP protocol that model_s
 
 With --token T every /api and /resolve request needs "Authorization: Bearer T" (401 otherwise,
 like a gated repository); the CDN path needs none. --log FILE appends one JSON line per request:
-method, path, status and whether an Authorization header was present and right - never its value.
+method, path, status, whether an Authorization header was present and right, and the names of
+the request headers received - never a header's value.
 
-  python3 hub_standin.py --root DIR [--bind 127.0.0.1] [--port 8765] [--token T] [--log FILE]
+--cdn BASE makes the LFS redirects absolute, to BASE/_cdn/... (the hub's CDN is another host:
+cdn-lfs.huggingface.co, cas-bridge.xethub.hf.co); run a second stand-in there with --cdn-only,
+which answers only /_cdn/... (404 otherwise), as a CDN knows nothing of the API. --tls-cert and
+--tls-key serve https (a test CA: make_test_ca.sh).
+
+  python3 hub_standin.py --root DIR [--bind 127.0.0.1] [--port 8765] [--token T | --token-file F]
+                         [--log FILE] [--cdn https://127.0.0.2:8766 | --cdn-only]
+                         [--tls-cert CRT --tls-key KEY]
 """
 
 from __future__ import absolute_import, division, print_function
@@ -28,6 +36,7 @@ import argparse
 import json
 import os
 import posixpath
+import ssl
 import sys
 import threading
 
@@ -40,10 +49,12 @@ except ImportError:  # pragma: no cover - Python 2 is not supported by this stan
 
 
 class Hub(object):
-    def __init__(self, root, token=None, log=None):
+    def __init__(self, root, token=None, log=None, cdn=None, cdn_only=False):
         self.root = os.path.abspath(root)
         self.token = token
         self.log = log
+        self.cdn = (cdn or "").rstrip("/")
+        self.cdn_only = cdn_only
         self.lock = threading.Lock()
 
     def revision_dir(self, org, name, rev):
@@ -111,6 +122,8 @@ class Handler(BaseHTTPRequestHandler):
             if parts[:1] == ["_cdn"] and len(parts) >= 5:
                 org, name, rev, rel = parts[1], parts[2], parts[3], "/".join(parts[4:])
                 status = self._serve_file(hub, org, name, rev, rel, head, cdn=True)
+            elif hub.cdn_only:
+                status = self._error(404, "EntryNotFound", "the CDN stand-in serves only /_cdn/", head)
             elif hub.token and auth != "ok" and (parts[:2] == ["api", "models"] or "resolve" in parts):
                 status = self._error(401, "GatedRepo" if auth == "absent" else "InvalidCredentials",
                                      "Access to this model requires a valid token", head)
@@ -122,7 +135,7 @@ class Handler(BaseHTTPRequestHandler):
                 status = self._error(404, "EntryNotFound", "no such endpoint in the hub stand-in", head)
         finally:
             hub.record({"method": self.command, "path": url.path, "query": url.query, "status": status,
-                        "auth": auth})
+                        "auth": auth, "headers": sorted(set(k.lower() for k in self.headers.keys()))})
 
     def _api(self, hub, org, name, rev, query, head):
         if not os.path.isdir(os.path.join(hub.root, org, name)):
@@ -147,7 +160,7 @@ class Handler(BaseHTTPRequestHandler):
         lfs = sib.get("lfs")
         headers = {"X-Repo-Commit": info["sha"], "ETag": '"%s"' % (lfs["sha256"] if lfs else sib["blobId"])}
         if lfs and not cdn:
-            headers["Location"] = "/_cdn/%s/%s/%s/%s" % (org, name, rev, rel)
+            headers["Location"] = "%s/_cdn/%s/%s/%s/%s" % (hub.cdn, org, name, rev, rel)
             headers["X-Linked-Size"] = str(lfs["size"])
             headers["X-Linked-Etag"] = '"%s"' % lfs["sha256"]
             self._send(302, b"", headers, head)
@@ -165,9 +178,14 @@ class Server(ThreadingMixIn, HTTPServer):
     daemon_threads = True
 
 
-def make_server(root, bind="127.0.0.1", port=0, token=None, log=None):
+def make_server(root, bind="127.0.0.1", port=0, token=None, log=None, cdn=None, cdn_only=False, tls=None):
+    """The stand-in, not started; ``tls``: (certificate file, key file) to serve https."""
     server = Server((bind, port), Handler)
-    server.hub = Hub(root, token, log)
+    server.hub = Hub(root, token, log, cdn, cdn_only)
+    if tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls[0], tls[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     return server
 
 
@@ -179,12 +197,17 @@ def main(argv=None):
     parser.add_argument("--token")
     parser.add_argument("--token-file", help="read the token from this file (keeps it off the command line)")
     parser.add_argument("--log")
+    parser.add_argument("--cdn", help="base URL of the CDN stand-in the LFS redirects point at")
+    parser.add_argument("--cdn-only", action="store_true", help="answer only /_cdn/ (be the CDN)")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
     args = parser.parse_args(argv)
     token = args.token
     if args.token_file:
         with open(args.token_file) as handle:
             token = handle.read().strip()
-    server = make_server(args.root, args.bind, args.port, token, args.log)
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
+    server = make_server(args.root, args.bind, args.port, token, args.log, args.cdn, args.cdn_only, tls)
     server.serve_forever()
 
 

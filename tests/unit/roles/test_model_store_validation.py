@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import re
 
 import pytest
 
@@ -19,13 +20,19 @@ from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_p
 GOOD_REV = "10cf7f3be1c93173acb0cd9c812df93e9f58955f"
 
 
-def run_role(tmp_path, models):
+def run_role(tmp_path, models, **role_vars):
     playbook = tmp_path / "play.yml"
+    role_vars["model_store_models"] = models
     playbook.write_text(json.dumps([{
         "name": "validate only", "hosts": "all", "gather_facts": False,
-        "roles": [{"role": "gpu_fleet.vllm_serving.model_store", "vars": {"model_store_models": models}}]}]))
+        "roles": [{"role": "gpu_fleet.vllm_serving.model_store", "vars": role_vars}]}]))
     proc = run_playbook(tmp_path, playbook, "-i", "testhost,", "-c", "local")
     return proc.returncode, " ".join(proc.stdout.split())
+
+
+def _msg(out):
+    """The failed task's message, from its JSON result in the output."""
+    return json.loads('"%s"' % re.findall(r'"msg": "((?:[^"\\]|\\.)*)"', out)[-1])
 
 
 def entry(tmp_path, **over):
@@ -66,3 +73,50 @@ def test_missing_mirror_answer_fails_before_any_change(tmp_path):
     assert "%s/Qwen/Qwen2.5-0.5B-Instruct/%s/model-info.json" % (tmp_path / "mirror", GOOD_REV) in out
     assert "nothing was changed" in out
     assert not (tmp_path / "models").exists()
+
+
+# --- the hub token (issue 16) ----------------------------------------------------------------------
+
+def test_token_over_plain_http_and_tokens_that_break_a_header_are_refused_at_once(tmp_path):
+    models = [entry(tmp_path, source="hub", endpoint="http://127.0.0.1:9", token="hf_Plain0"),
+              entry(tmp_path, source="hub", endpoint="https://hub.example", token="hf_Bad1\n",
+                    path=str(tmp_path / "models" / "m2"))]
+    rc, out = run_role(tmp_path, models, model_store_hf_token="hf Global2")
+    assert rc != 0
+    assert ("host testhost: model_store_models[0].endpoint is 'http://127.0.0.1:9': plain http would send the hub "
+            "token (model_store_models[0].token) in clear text to 127.0.0.1 and to anyone on the way; use the hub's "
+            "https:// URL (a private CA: set model_store_ca_path), or leave model_store_models[0].token empty") in out
+    assert "model_store_hf_token is (hidden, 10 characters): it holds whitespace, a line break" in out
+    assert "model_store_models[1].token is (hidden, 8 characters)" in out
+    assert "which would break or inject into its Authorization header" in out
+    assert _msg(out).endswith("Nothing was changed.")
+    assert "hf_Bad1" not in out and "Global2" not in out
+    assert not (tmp_path / "models").exists()
+
+
+def test_the_global_endpoint_is_named_when_the_entry_has_none(tmp_path):
+    models = [entry(tmp_path, source="hub")]
+    rc, out = run_role(tmp_path, models, model_store_hf_endpoint="http://hub.internal:8080", model_store_hf_token="hf_x")
+    assert rc != 0
+    assert ("host testhost: model_store_hf_endpoint is 'http://hub.internal:8080': plain http would send the hub "
+            "token (model_store_hf_token) in clear text to hub.internal") in out
+
+
+def test_plain_http_without_a_token_passes_validation_and_a_failed_fetch_names_the_url(tmp_path):
+    rc, out = run_role(tmp_path, [entry(tmp_path, source="hub", endpoint="http://127.0.0.1:9")])
+    assert rc != 0
+    assert "plain http would send" not in out
+    assert ("model_store on testhost: Qwen/Qwen2.5-0.5B-Instruct@%s: model_fetch on testhost: GET "
+            "http://127.0.0.1:9/api/models/Qwen/Qwen2.5-0.5B-Instruct/revision/%s: failed:" % (GOOD_REV, GOOD_REV)) in out
+    assert "Connection refused" in out and "nothing was changed" in out
+    assert not (tmp_path / "models").exists()
+
+
+@pytest.mark.parametrize("ca, text", [
+    ("certs/hub-ca.pem", "model_store_ca_path is 'certs/hub-ca.pem': not an absolute path"),
+    ("/nonexistent/hub-ca.pem", "model_store_ca_path is '/nonexistent/hub-ca.pem': no such file on the host"),
+])
+def test_a_private_ca_path_must_be_a_file_on_the_host(tmp_path, ca, text):
+    rc, out = run_role(tmp_path, [entry(tmp_path)], model_store_ca_path=ca)
+    assert rc != 0
+    assert _msg(out).startswith("host testhost: %s" % text) and _msg(out).endswith("Nothing was changed.")
