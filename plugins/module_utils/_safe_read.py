@@ -63,12 +63,13 @@ _KINDS = (
 
 
 class Refused(Exception):
-    """``path`` is not read; ``reason`` says why (one phrase: "a symbolic link, not followed")."""
+    """``path`` is not read; ``reason`` says why ("a symbolic link, not followed"), naming the
+    component of the path at fault when it is not ``path`` itself (``where``)."""
 
-    def __init__(self, path, reason):
-        super(Refused, self).__init__("%s: %s" % (path, reason))
-        self.path = path
-        self.reason = reason
+    def __init__(self, path, phrase, where=None):
+        self.path, self.phrase, self.where = path, phrase, where
+        self.reason = phrase if where in (None, path) else "%s is %s" % (where, phrase)
+        super(Refused, self).__init__("%s: %s" % (path, self.reason))
 
 
 # --- the verdict (pure) -------------------------------------------------------------------------
@@ -166,8 +167,7 @@ def open_dir(path):
             try:
                 new = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
-                reason = _dir_reason(exc, part, fd)
-                raise Refused(path, reason if walked == path.rstrip("/") else "%s is %s" % (walked, reason))
+                raise Refused(path, _dir_reason(exc, part, fd), None if walked == path.rstrip("/") else walked)
             os.close(fd)
             fd = new
     except BaseException:
@@ -200,7 +200,10 @@ def open_path(path, owners, owner_names=None):
     directory, name = os.path.split(path)
     if not name:
         raise Refused(path, "not a file name")
-    dir_fd = open_dir(directory or "/")
+    try:
+        dir_fd = open_dir(directory or "/")
+    except Refused as exc:
+        raise Refused(path, exc.phrase, exc.where or directory)
     try:
         return open_file(name, owners, dir_fd=dir_fd, path=path, owner_names=owner_names)
     finally:

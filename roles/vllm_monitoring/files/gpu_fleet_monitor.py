@@ -55,7 +55,7 @@ METRICS = [
     ("gpu_fleet_vllm_up", "gauge",
      "1 when the instance answered GET /metrics, 0 when it did not."),
     ("gpu_fleet_vllm_kv_cache_reported", "gauge",
-     "1 when the instance's /metrics carried vllm:gpu_cache_usage_perc (absent with --disable-log-stats)."),
+     "1 when the instance's /metrics carried vllm:gpu_cache_usage_perc with a finite value (absent with --disable-log-stats)."),
     ("gpu_fleet_vllm_gpu_cache_usage_perc", "gauge",
      "vllm:gpu_cache_usage_perc of the instance: GPU KV-cache usage, 1 means 100 percent."),
     ("gpu_fleet_vllm_kv_cache_high_runs", "gauge",
