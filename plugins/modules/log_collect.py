@@ -17,7 +17,7 @@ description:
   - Copies the files that match O(paths) (absolute path globs, wildcards in the file name only)
     into O(dest), each under its own path (C(/var/log/vllm/n0-0.log) becomes
     C(<dest>/var/log/vllm/n0-0.log)), mode C(0600).
-  - Made for root collecting what the vLLM service user writes (C(/var/log/vllm)): that user can
+  - Made for root collecting what the vLLM service user writes (C(/var/log/vllm)); that user can
     replace a file between a listing and a copy with a symbolic link to a root-only file. So no
     link is ever followed - every directory is opened component by component with
     C(O_DIRECTORY|O_NOFOLLOW), every file with C(O_NOFOLLOW|O_NONBLOCK) - and a file is copied
