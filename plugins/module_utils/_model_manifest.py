@@ -193,8 +193,8 @@ def _hub_entry(sib, index, name, repo_id, revision):
         sha = str(lfs["sha256"]).lower()
         if not _SHA256_RE.match(sha):
             raise ManifestError("the hub's LFS sha256 of %s is not 64 hex digits: %r" % (name, lfs["sha256"]))
-        size, where, entry = lfs.get("size", size), "lfs.size", {"algorithm": ALGO_SHA256, "checksum": sha,
-                                                                  "provenance": PROVENANCE_LFS}
+        size, where = lfs.get("size", size), "lfs.size"
+        entry = {"algorithm": ALGO_SHA256, "checksum": sha, "provenance": PROVENANCE_LFS}
     elif sib.get("blobId") and size is not None:
         blob = str(sib["blobId"]).lower()
         if not _COMMIT_RE.match(blob):

@@ -94,8 +94,8 @@ def test_only_files_of_the_owner_or_root_are_copied(planted):
     (tmp_path / "bundle").mkdir()
     rc, res = collect(tmp_path, [str(logs / "n0-0.log"), str(other / "*.log")], owner=user.pw_name)
     assert rc == 0, res
-    assert [(f["path"], f["uid"]) for f in res["files"]] == [(str(logs / "n0-0.log"), user.pw_uid),
-                                                            (str(other / "nccl-7.log"), 0)]
+    copied = [(f["path"], f["uid"]) for f in res["files"]]
+    assert copied == [(str(logs / "n0-0.log"), user.pw_uid), (str(other / "nccl-7.log"), 0)]
     assert res["skipped"] == [{"path": str(other / "someone.log"),
                                "reason": "owned by uid %d, not by %s or root" % (user.pw_uid + 1000, user.pw_name)}]
 
