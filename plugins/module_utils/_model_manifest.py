@@ -81,6 +81,15 @@ def is_commit(revision):
     return isinstance(revision, str) and bool(_COMMIT_RE.match(revision))
 
 
+def byte_size(value):
+    """``value`` as a size in bytes (an int >= 0, or a string of digits); None when it is none."""
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
 def is_repo_id(repo_id):
     return isinstance(repo_id, str) and bool(_REPO_RE.match(repo_id)) and ".." not in repo_id
 
@@ -150,6 +159,9 @@ def _conversion_files(conversions):
         if fmt not in FORMATS:
             raise ManifestError("conversion format %r is not one of %s" % (fmt, ", ".join(FORMATS)))
         listed = conv.get("files") or []
+        if not isinstance(listed, list):
+            raise ManifestError("conversions: files of the conversion to %s is %r: give a list of {name, size, sha256}"
+                                % (fmt, listed))
         if not listed:
             raise ManifestError(
                 "conversion to %s (source %r) carries no checksum list: an allowed conversion must list "
@@ -172,6 +184,34 @@ def _conversion_files(conversions):
     return files
 
 
+def _hub_entry(sib, index, name, repo_id, revision):
+    """The manifest entry of sibling ``index`` of the hub's answer (its LFS sha256, else its git
+    blob id, with its size); ManifestError names the sibling and the value when it has neither."""
+    lfs = sib.get("lfs")
+    size = sib.get("size")
+    if isinstance(lfs, dict) and lfs.get("sha256"):
+        sha = str(lfs["sha256"]).lower()
+        if not _SHA256_RE.match(sha):
+            raise ManifestError("the hub's LFS sha256 of %s is not 64 hex digits: %r" % (name, lfs["sha256"]))
+        size, where = lfs.get("size", size), "lfs.size"
+        entry = {"algorithm": ALGO_SHA256, "checksum": sha, "provenance": PROVENANCE_LFS}
+    elif sib.get("blobId") and size is not None:
+        blob = str(sib["blobId"]).lower()
+        if not _COMMIT_RE.match(blob):
+            raise ManifestError("the hub's blob id of %s is not 40 hex digits: %r" % (name, sib["blobId"]))
+        where, entry = "size", {"algorithm": ALGO_GIT_BLOB, "checksum": blob, "provenance": PROVENANCE_BLOB}
+    else:
+        raise ManifestError(
+            "the hub answer for %s@%s has no size/checksum for %s: ask for file metadata "
+            "(GET /api/models/%s/revision/%s?blobs=true)" % (repo_id, revision, name, repo_id, revision))
+    entry["size"] = byte_size(size)
+    if entry["size"] is None:
+        raise ManifestError("hub_info siblings[%d] (%s): %s is %r, not a size in bytes; is hub_info the hub's "
+                            "answer of /api/models/%s/revision/%s?blobs=true (or a mirror's copy of it)?"
+                            % (index, name, where, size, repo_id, revision))
+    return entry
+
+
 def manifest_from_hub(info, repo_id, revision, fmt="safetensors", conversions=None):
     """Build a manifest from the hub's revision answer (``?blobs=true``).
 
@@ -184,7 +224,7 @@ def manifest_from_hub(info, repo_id, revision, fmt="safetensors", conversions=No
                             "/api/models/<repo>/revision/<commit>?blobs=true?)" % (repo_id, revision))
     files = {}
     excluded = []
-    for sib in info["siblings"]:
+    for index, sib in enumerate(info["siblings"]):
         name = sib.get("rfilename") if isinstance(sib, dict) else None
         if not safe_relpath(name) or name == MANIFEST_NAME:
             raise ManifestError("the hub answer for %s@%s names a file %r outside the model directory "
@@ -193,25 +233,7 @@ def manifest_from_hub(info, repo_id, revision, fmt="safetensors", conversions=No
         if wfmt is not None and wfmt != fmt:
             excluded.append(name)
             continue
-        lfs = sib.get("lfs")
-        size = sib.get("size")
-        if isinstance(lfs, dict) and lfs.get("sha256"):
-            sha = str(lfs["sha256"]).lower()
-            if not _SHA256_RE.match(sha):
-                raise ManifestError("the hub's LFS sha256 of %s is not 64 hex digits: %r" % (name, lfs["sha256"]))
-            entry = {"size": int(lfs.get("size", size)), "algorithm": ALGO_SHA256, "checksum": sha,
-                     "provenance": PROVENANCE_LFS}
-        elif sib.get("blobId") and size is not None:
-            blob = str(sib["blobId"]).lower()
-            if not _COMMIT_RE.match(blob):
-                raise ManifestError("the hub's blob id of %s is not 40 hex digits: %r" % (name, sib["blobId"]))
-            entry = {"size": int(size), "algorithm": ALGO_GIT_BLOB, "checksum": blob,
-                     "provenance": PROVENANCE_BLOB}
-        else:
-            raise ManifestError(
-                "the hub answer for %s@%s has no size/checksum for %s: ask for file metadata "
-                "(GET /api/models/%s/revision/%s?blobs=true)" % (repo_id, revision, name, repo_id, revision))
-        files[name] = entry
+        files[name] = _hub_entry(sib, index, name, repo_id, revision)
     for name, entry in _conversion_files(conversions).items():
         if name in files:
             raise ManifestError("conversion file %s is also a file of the hub revision; give it another name" % name)
@@ -241,10 +263,21 @@ def load_manifest(text):
     for name, entry in data["files"].items():
         if not safe_relpath(name) or not isinstance(entry, dict):
             raise ManifestError("manifest.json names %r, not a relative path inside the model directory" % (name,))
-        if entry.get("algorithm") not in (ALGO_SHA256, ALGO_GIT_BLOB) or not entry.get("checksum") \
-                or not isinstance(entry.get("size"), int):
+        if entry.get("algorithm") not in (ALGO_SHA256, ALGO_GIT_BLOB) or not isinstance(entry.get("checksum"), str) \
+                or not entry["checksum"] or byte_size(entry.get("size")) != entry.get("size"):
             raise ManifestError("manifest.json entry %s lacks size, algorithm or checksum" % name)
+    if data.get("format", "safetensors") not in FORMATS:
+        raise ManifestError("manifest.json format is %r, not one of %s" % (data.get("format"), ", ".join(FORMATS)))
+    verified = data.get("verified") or {}
+    if not isinstance(verified, dict) or not all(isinstance(v, dict) for v in verified.values()):
+        raise ManifestError("manifest.json 'verified' is %s, not a record {file: {size, mtime_ns, checksum}}; "
+                            "remove the file and verify again" % _short(verified))
     return data
+
+
+def _short(value, limit=120):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def dump_manifest(manifest):
@@ -434,6 +467,9 @@ def parameter_problem(revision, hub_info, repo_id, chunk_size, host):
                 "commit (the hub shows it as 'sha' of the revision)" % (host, revision))
     if hub_info is not None and not (repo_id and revision):
         return "model_verify on %s: hub_info needs repo_id and revision" % host
+    if repo_id is not None and not is_repo_id(repo_id):
+        return ("model_verify on %s: repo_id %r is not a model repository id such as Qwen/Qwen2.5-7B-Instruct"
+                % (host, repo_id))
     if chunk_size < 4096:
         return "model_verify on %s: chunk_size %d is too small; use at least 4096" % (host, chunk_size)
     return None

@@ -50,9 +50,18 @@ options:
     type: str
     default: vllm@%s.service
   log_dir:
-    description: Directory of the instances' log files (C(<name>.log)), quoted on failure.
+    description:
+      - Directory of the instances' log files (C(<name>.log)), whose last lines are quoted on
+        failure. No component of it may be a symbolic link.
     type: path
     default: /var/log/vllm
+  log_owner:
+    description:
+      - The user that writes the instances' log files (the vLLM service user, C(vllm_server_user)).
+        The last lines are quoted only from a regular file owned by this user or root, opened
+        without following a symbolic link (the user could have put one to a root-only file there).
+    type: str
+    default: vllm
   log_prefix:
     description: Prefix of the log file names (C(<log_prefix><name>.log)), e.g. C(degraded-) for the
       degraded layout's instances.
@@ -73,6 +82,9 @@ options:
     default: 2
 notes:
   - Supports check mode (it only reads).
+  - Bad parameters (an empty O(instances), an instance without a name or a TCP port, a
+    O(unit_template) without exactly one C(%s), a O(log_prefix) holding C(/), a non-positive
+    O(interval)) fail at once with a message naming the option and the value.
 """
 
 EXAMPLES = r"""
@@ -104,6 +116,7 @@ elapsed:
 
 import json
 import os
+import pwd
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -111,6 +124,7 @@ from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _readiness
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _safe_read
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import parse_systemctl_show
 
 ARGUMENT_SPEC = dict(
@@ -120,6 +134,7 @@ ARGUMENT_SPEC = dict(
     api_key=dict(type="str", no_log=True),
     unit_template=dict(type="str", default="vllm@%s.service"),
     log_dir=dict(type="path", default="/var/log/vllm"),
+    log_owner=dict(type="str", default="vllm"),
     log_prefix=dict(type="str", default=""),
     timeout=dict(type="int", default=900),
     interval=dict(type="float", default=1.0),
@@ -127,13 +142,17 @@ ARGUMENT_SPEC = dict(
 )
 
 
-def _tail(path, lines=20):
+def _tail(path, owner, lines=20):
+    """The last ``lines`` lines of the log at ``path`` by the rule of _safe_read (no link
+    followed, a regular file of ``owner`` or root), or why they are not shown."""
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 8192))
-            data = handle.read().decode("utf-8", "replace")
+        uids, names = {pwd.getpwnam(owner).pw_uid, 0}, "%s or root" % owner
+    except KeyError:
+        uids, names = {0}, "root (user %r does not exist)" % owner
+    try:
+        data = _safe_read.read_tail(path, uids, 8192, names).decode("utf-8", "replace")
+    except _safe_read.Refused as exc:
+        return "(log not read: %s)" % exc.reason
     except (IOError, OSError) as exc:
         return "(no log: %s)" % exc
     return "\n".join(data.splitlines()[-lines:])
@@ -185,7 +204,7 @@ class Waiter(object):
         unit = self.unit(inst)
         log = os.path.join(self.params["log_dir"], "%s%s.log" % (self.params["log_prefix"], inst["name"]))
         self.fail("%s (port %s) is not ready: %s. Last lines of %s:\n%s\nMore: journalctl -u %s"
-                  % (unit, inst["port"], why, log, _tail(log), unit))
+                  % (unit, inst["port"], why, log, _tail(log, self.params["log_owner"]), unit))
 
     def healthy(self, inst):
         """True once GET /health answers 200; fails the task when the unit is broken for good."""
@@ -234,10 +253,11 @@ class Waiter(object):
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    problem = _readiness.parameter_problem(module.params)
+    if problem:
+        module.fail_json(msg="vllm_wait_ready: %s" % problem)
     for inst in module.params["instances"]:
-        problem = _readiness.instance_problem(inst)
-        if problem:
-            module.fail_json(msg="vllm_wait_ready: %s" % problem)
+        inst["port"] = _readiness.port_number(inst["port"])
     waiter = Waiter(module)
     ready = waiter.wait_healthy()
     completion = waiter.wait_completion()

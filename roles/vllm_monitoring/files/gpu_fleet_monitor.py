@@ -55,7 +55,7 @@ METRICS = [
     ("gpu_fleet_vllm_up", "gauge",
      "1 when the instance answered GET /metrics, 0 when it did not."),
     ("gpu_fleet_vllm_kv_cache_reported", "gauge",
-     "1 when the instance's /metrics carried vllm:gpu_cache_usage_perc (absent with --disable-log-stats)."),
+     "1 when the instance's /metrics carried vllm:gpu_cache_usage_perc with a finite value (absent with --disable-log-stats)."),
     ("gpu_fleet_vllm_gpu_cache_usage_perc", "gauge",
      "vllm:gpu_cache_usage_perc of the instance: GPU KV-cache usage, 1 means 100 percent."),
     ("gpu_fleet_vllm_kv_cache_high_runs", "gauge",
@@ -107,8 +107,17 @@ def parse_prometheus_text(text):
 
 
 def kv_cache_usage(text):
-    """vllm:gpu_cache_usage_perc from a /metrics text (the highest of its series), or None."""
-    values = [v for name, _labels, v in parse_prometheus_text(text) if name == KV_METRIC and not math.isnan(v)]
+    """vllm:gpu_cache_usage_perc from a /metrics text (the highest of its series), or None.
+
+    NaN series are skipped (no reading); an infinite one (+Inf, -Inf) makes the answer unusable:
+    ValueError says so (the gauge is a 0-1 fraction)."""
+    values = []
+    for name, _labels, value in parse_prometheus_text(text):
+        if name != KV_METRIC or math.isnan(value):
+            continue
+        if math.isinf(value):
+            raise ValueError("%s is %s, not a 0-1 fraction" % (KV_METRIC, "+Inf" if value > 0 else "-Inf"))
+        values.append(value)
     return max(values) if values else None
 
 
@@ -145,9 +154,10 @@ def _number(cell):
     if cell.endswith(" MiB"):
         cell = cell[:-4]
     try:
-        return float(cell)
+        value = float(cell)
     except ValueError:
         return None  # [N/A], [Not Supported], [Unknown Error] ...
+    return value if math.isfinite(value) else None  # nan, inf: no reading either
 
 
 def parse_gpu_query(text, fields=None):
@@ -230,18 +240,30 @@ def assess(instances, scrapes, state, cfg):
     instances: list from instance_from_env (with "layout"); scrapes: name -> /metrics text or
     None (unreachable); state: {"instances": {"<layout>/<name>": {"high_runs": N}}}."""
     old = (state or {}).get("instances", {})
+    old = old if isinstance(old, dict) else {}
     new = {}
     results = []
     for inst in instances:
         key = "%s/%s" % (inst["layout"], inst["name"])
         text = scrapes.get(inst["name"])
-        usage = kv_cache_usage(text) if text is not None else None
-        previous = int(old.get(key, {}).get("high_runs", 0) or 0)
+        try:
+            usage, error = (kv_cache_usage(text) if text is not None else None), None
+        except ValueError as exc:  # this instance's answer is unusable; the others are not
+            usage, error = None, "GET /metrics answered an unusable value: %s" % exc
+        previous = _high_runs(old.get(key))
         level, high_runs = evaluate(usage, previous, cfg["warn_threshold"], cfg["alert_threshold"],
                                     cfg["alert_consecutive_runs"])
         new[key] = {"high_runs": high_runs}
-        results.append(dict(inst, up=text is not None, usage=usage, level=level, high_runs=high_runs))
+        results.append(dict(inst, up=text is not None, usage=usage, level=level, high_runs=high_runs, error=error))
     return results, {"instances": new}
+
+
+def _high_runs(entry):
+    """The streak of a state file entry; 0 when the entry is missing or damaged."""
+    try:
+        return max(0, int(entry.get("high_runs", 0) or 0))
+    except (AttributeError, TypeError, ValueError, OverflowError):
+        return 0
 
 
 def journal_lines(results, gpu_error, cfg):
@@ -251,6 +273,8 @@ def journal_lines(results, gpu_error, cfg):
         where = "vLLM instance %s (layout %s, port %d)" % (r["name"], r["layout"], r["port"])
         if not r["up"]:
             lines.append((4, "%s unreachable: GET /metrics failed (%s)" % (where, r.get("error") or "no answer")))
+        elif r.get("error"):
+            lines.append((4, "%s: %s; no KV-cache reading this run" % (where, r["error"])))
         elif r["level"] == 2:
             lines.append((3, "ALERT %s: KV-cache usage %.3f above %.2f in %d consecutive runs"
                           % (where, r["usage"], cfg["alert_threshold"], r["high_runs"])))
@@ -270,6 +294,8 @@ def _escape(value):
 
 
 def _fmt(value):
+    if not math.isfinite(value):  # the text format's spelling; never int() of one
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return repr(float(value))
@@ -427,7 +453,7 @@ def main(argv=None):
         scrapes[inst["name"]], errors[inst["name"]] = scrape(cfg["host"], inst["port"], cfg["scrape_timeout"])
     results, state = assess(instances, scrapes, load_state(cfg["state_file"]), cfg)
     for r in results:
-        r["error"] = errors.get(r["name"])
+        r["error"] = errors.get(r["name"]) or r.get("error")
     gpus, gpu_error = query_gpus(cfg["nvidia_smi"])
     text = render_textfile(results, gpus, gpu_error is None, cfg, int(time.time()))
     write_atomic(cfg["state_file"], json.dumps(state, sort_keys=True) + "\n", mode=0o600)

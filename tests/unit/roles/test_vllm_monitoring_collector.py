@@ -76,6 +76,59 @@ def test_kv_cache_usage_takes_the_highest_series_and_skips_nan():
     assert labels[1] == {"model_name": 'b "quoted", comma'}
 
 
+@pytest.mark.parametrize("value,shown", [("+Inf", "+Inf"), ("Inf", "+Inf"), ("-Inf", "-Inf")])
+def test_kv_cache_usage_infinite_is_an_error_not_a_reading(value, shown):
+    text = 'vllm:gpu_cache_usage_perc{model_name="a"} 0.1\nvllm:gpu_cache_usage_perc{model_name="b"} %s\n' % value
+    with pytest.raises(ValueError, match=r"vllm:gpu_cache_usage_perc is \%s, not a 0-1 fraction" % shown):
+        mon.kv_cache_usage(text)
+
+
+def test_kv_cache_usage_all_nan_is_no_reading():
+    assert mon.kv_cache_usage('vllm:gpu_cache_usage_perc{model_name="a"} NaN\n') is None
+
+
+def test_one_infinite_instance_gets_an_error_the_others_and_the_host_metrics_are_written():
+    insts = [{"name": "n0-0", "layout": "full", "port": 8001}, {"name": "n1-0", "layout": "full", "port": 8002}]
+    scrapes = {"n0-0": 'vllm:gpu_cache_usage_perc{model_name="m"} +Inf\n', "n1-0": VLLM_063}
+    state = {"instances": {"full/n0-0": {"high_runs": 2}}}
+    results, new = mon.assess(insts, scrapes, state, CFG)
+    bad, good = results
+    assert (bad["up"], bad["usage"], bad["level"]) == (True, None, None)
+    assert bad["error"] == "GET /metrics answered an unusable value: vllm:gpu_cache_usage_perc is +Inf, not a 0-1 fraction"
+    assert (good["usage"], good["level"], good["error"]) == (0.7821, 1, None)
+    assert new == {"instances": {"full/n0-0": {"high_runs": 0}, "full/n1-0": {"high_runs": 0}}}
+    gpus = mon.parse_gpu_query("0, GPU-x, 1024, 16384, 0, 0, 0, 0\n")
+    lines = mon.render_textfile(results, gpus, True, CFG, 1732900000).splitlines()
+    assert 'gpu_fleet_vllm_up{layout="full",port="8001",vllm_instance="n0-0"} 1' in lines
+    assert 'gpu_fleet_vllm_kv_cache_reported{layout="full",port="8001",vllm_instance="n0-0"} 0' in lines
+    assert 'gpu_fleet_vllm_gpu_cache_usage_perc{layout="full",port="8002",vllm_instance="n1-0"} 0.7821' in lines
+    assert 'gpu_fleet_gpu_memory_used_bytes{gpu="0",uuid="GPU-x"} %d' % (1024 * MIB) in lines
+    assert "gpu_fleet_monitor_last_run_timestamp_seconds 1732900000" in lines
+    journal = mon.journal_lines(results, None, CFG)
+    assert journal[0] == (4, "vLLM instance n0-0 (layout full, port 8001): GET /metrics answered an unusable value: "
+                             "vllm:gpu_cache_usage_perc is +Inf, not a 0-1 fraction; no KV-cache reading this run")
+    assert journal[1][1].startswith("WARN vLLM instance n1-0")
+
+
+def test_gpu_query_nan_and_inf_cells_are_no_reading():
+    rows = mon.parse_gpu_query("0, GPU-x, nan, inf, 0, 0, 0, 0\n")
+    assert (rows[0]["memory.used"], rows[0]["memory.total"]) == (None, None)
+    assert "gpu_fleet_gpu_memory" not in mon.render_textfile([], rows, True, CFG, 0)
+
+
+@pytest.mark.parametrize("value,text", [(float("inf"), "+Inf"), (float("-inf"), "-Inf"), (float("nan"), "NaN"),
+                                        (3.0, "3"), (0.25, "0.25")])
+def test_values_are_written_in_the_text_format_spelling(value, text):
+    assert mon._fmt(value) == text
+
+
+def test_damaged_state_entries_count_as_no_streak():
+    inst = [{"name": "n0-0", "layout": "full", "port": 8001}]
+    for state in ({"instances": {"full/n0-0": "x"}}, {"instances": ["x"]}, {"instances": {"full/n0-0": {"high_runs": "x"}}}):
+        results, _new = mon.assess(inst, {"n0-0": VLLM_063}, state, CFG)
+        assert (results[0]["level"], results[0]["high_runs"]) == (1, 0)
+
+
 def test_renamed_gauge_of_later_vllm_is_not_taken_for_the_063_one():
     # v0.20 names it vllm:kv_cache_usage_perc; the role pins 0.6.3
     assert mon.kv_cache_usage('vllm:kv_cache_usage_perc{model_name="a"} 0.5\n') is None
@@ -337,6 +390,46 @@ def test_collector_planted_kv_cache_warn_then_alert(standin, tmp_path):
         assert "gpu_fleet_vllm_kv_cache_high_runs%s %d" % (labels, run) in text
         assert "gpu_fleet_vllm_kv_cache_level%s %d" % (labels, level) in text
     assert "<3>ALERT vLLM instance n0-0" in out
+
+
+@pytest.fixture
+def inf_metrics():
+    """An HTTP server whose /metrics carries vllm:gpu_cache_usage_perc +Inf (a broken exporter)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = ('# TYPE vllm:gpu_cache_usage_perc gauge\n'
+                    'vllm:gpu_cache_usage_perc{model_name="Qwen/Qwen2.5-7B-Instruct"} +Inf\n').encode()
+            self.send_response(200 if self.path == "/metrics" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.daemon = True
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_collector_one_inf_instance_does_not_stop_the_run(standin, inf_metrics, tmp_path):
+    text, out = _collect(tmp_path, standin["env"], {"n0-0": standin["port"], "n0-1": inf_metrics})
+    lines = text.splitlines()
+    assert 'gpu_fleet_vllm_up{layout="full",port="%d",vllm_instance="n0-1"} 1' % inf_metrics in lines
+    assert 'gpu_fleet_vllm_kv_cache_reported{layout="full",port="%d",vllm_instance="n0-1"} 0' % inf_metrics in lines
+    assert not any("n0-1" in line for line in lines if line.startswith("gpu_fleet_vllm_gpu_cache_usage_perc"))
+    assert 'gpu_fleet_vllm_kv_cache_level{layout="full",port="%d",vllm_instance="n0-0"} 0' % standin["port"] in lines
+    assert "gpu_fleet_gpu_query_up 1" in lines and "gpu_fleet_vllm_instances 2" in lines
+    assert len([line for line in lines if line.startswith("gpu_fleet_gpu_memory_total_bytes{")]) == 6
+    assert ("<4>vLLM instance n0-1 (layout full, port %d): GET /metrics answered an unusable value: "
+            "vllm:gpu_cache_usage_perc is +Inf, not a 0-1 fraction" % inf_metrics) in out
 
 
 def test_collector_survives_a_failing_nvidia_smi(standin, tmp_path):

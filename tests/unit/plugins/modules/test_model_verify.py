@@ -115,6 +115,66 @@ def test_bad_input_is_a_clear_error(model, tmp_path, args, text):
     assert rc == 1 and text in res["msg"] and "gpu-test-01" in res["msg"]
 
 
+def _hub_with(change):
+    info = hub_info()
+    change(info)
+    return info
+
+
+def _sibling(name, **values):
+    def change(info):
+        sib = [s for s in info["siblings"] if s["rfilename"] == name][0]
+        for key, value in values.items():
+            if key == "lfs_size":
+                sib["lfs"]["size"] = value
+            else:
+                sib[key] = value
+    return change
+
+
+# Wrong shapes of the hub's (or a mirror's) answer and of the options: each traced back before
+# (ValueError/TypeError from int(), TypeError iterating an int).
+@pytest.mark.parametrize("args, text", [
+    ({"hub_info": _hub_with(_sibling("config.json", size="big"))},
+     "hub_info siblings[1] (config.json): size is 'big', not a size in bytes"),
+    ({"hub_info": _hub_with(_sibling("README.md", size=[130]))},
+     "hub_info siblings[0] (README.md): size is [130], not a size in bytes"),
+    ({"hub_info": _hub_with(_sibling("model.safetensors", lfs_size=None))},
+     "hub_info siblings[2] (model.safetensors): lfs.size is None, not a size in bytes"),
+    ({"hub_info": _hub_with(_sibling("model.safetensors", lfs_size="65712 bytes"))},
+     "hub_info siblings[2] (model.safetensors): lfs.size is '65712 bytes', not a size in bytes"),
+    ({"conversions": [{"format": "gguf", "source": "x", "files": 3}]},
+     "conversions: files of the conversion to gguf is 3: give a list of {name, size, sha256}"),
+    ({"conversions": [{"format": "gguf", "source": "x", "files": True}]},
+     "conversions: files of the conversion to gguf is True: give a list"),
+    ({"repo_id": ["Qwen", "Qwen2.5-0.5B-Instruct"]},
+     "repo_id \"['Qwen', 'Qwen2.5-0.5B-Instruct']\" is not a model repository id such as Qwen/Qwen2.5-7B-Instruct"),
+])
+def test_wrong_shapes_are_a_clear_error_naming_option_and_value(model, tmp_path, args, text):
+    rc, res = run_module(tmp_path, "model_verify", base(model, **args))
+    assert rc == 1 and text in res["msg"] and "gpu-test-01" in res["msg"], res["msg"]
+    assert not (model / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("verified, text", [
+    (["config.json"], "manifest.json 'verified' is ['config.json'], not a record {file: {size, mtime_ns, checksum}}"),
+    ({"config.json": "ok"}, "manifest.json 'verified' is {'config.json': 'ok'}, not a record"),
+])
+def test_damaged_record_in_manifest_json_is_reported_and_the_hub_answer_repairs_it(model, tmp_path, verified, text):
+    rc, res = run_module(tmp_path, "model_verify", base(model, record=True))
+    assert rc == 0
+    with open(str(model / "manifest.json")) as handle:
+        manifest = json.load(handle)
+    manifest["verified"] = verified
+    os.chmod(str(model / "manifest.json"), 0o644)
+    (model / "manifest.json").write_text(json.dumps(manifest))
+    rc, res = run_module(tmp_path, "model_verify", {"path": str(model), "host": "h1"})
+    assert rc == 1 and text in res["msg"] and "h1" in res["msg"], res["msg"]
+    # with the hub's answer the damaged record is not used: every file is hashed again, then recorded
+    rc, res = run_module(tmp_path, "model_verify", base(model, record=True))
+    assert rc == 0 and res["changed"] is True and sorted(res["hashed"]) == ["README.md", "config.json", "model.safetensors"]
+
+
 def test_no_manifest_and_no_hub_answer(model, tmp_path):
     rc, res = run_module(tmp_path, "model_verify", {"path": str(model), "host": "h1"})
     assert rc == 1 and "no usable manifest.json" in res["msg"] and "h1" in res["msg"]

@@ -103,3 +103,68 @@ def test_unknown_model_name_is_a_configuration_error(tmp_path, host):
 def test_instance_without_port_is_refused(tmp_path, host):
     rc, res = run_module(tmp_path, "vllm_wait_ready", {"instances": [{"name": "n0-0"}], "model_name": "m"})
     assert rc == 1 and res["msg"] == "vllm_wait_ready: every instance needs 'name' and 'port'; got {'name': 'n0-0'}"
+
+
+# --- the log quoted on failure is read without following the service user's links ---------------
+
+def test_log_that_is_a_link_to_a_root_only_file_is_not_quoted(tmp_path, host):
+    host[0](u"ActiveState=failed\nSubState=failed\nNRestarts=0\nResult=exit-code\n")
+    secret = tmp_path / "root-only"
+    secret.write_text(u"s16-root-only-secret\n")
+    secret.chmod(0o600)
+    os.symlink(str(secret), str(tmp_path / "n0-0.log"))
+    rc, res = wait(tmp_path, host[2], log_owner="root")
+    assert rc == 1 and "s16-root-only-secret" not in res["msg"]
+    assert "Last lines of %s:\n(log not read: a symbolic link, not followed)" % (tmp_path / "n0-0.log") in res["msg"]
+
+
+def test_log_that_is_a_fifo_does_not_hang_the_failure(tmp_path, host):
+    host[0](u"ActiveState=failed\nSubState=failed\nNRestarts=0\nResult=exit-code\n")
+    os.mkfifo(str(tmp_path / "n0-0.log"))
+    rc, res = wait(tmp_path, host[2])
+    assert rc == 1 and "(log not read: a FIFO, not a regular file)" in res["msg"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
+def test_log_of_another_user_is_not_quoted(tmp_path, host):
+    host[0](u"ActiveState=failed\nSubState=failed\nNRestarts=0\nResult=exit-code\n")
+    (tmp_path / "n0-0.log").write_text(u"someone else's\n")
+    os.chown(str(tmp_path / "n0-0.log"), 4243, 4243)
+    rc, res = wait(tmp_path, host[2], log_owner="no-such-user-s16")
+    assert rc == 1 and "someone else's" not in res["msg"]
+    assert "(log not read: owned by uid 4243, not by root (user 'no-such-user-s16' does not exist))" in res["msg"]
+
+
+# --- bad input: a clear message naming the option and the value, never a traceback ---------------
+# Each of these traced back before (IndexError, TypeError, http.client.InvalidURL, ValueError).
+
+@pytest.mark.parametrize("extra, message", [
+    ({"instances": []},
+     "vllm_wait_ready: instances is []: give the planned instances (ansible_facts.vllm_layout.instances)"),
+    ({"instances": [{"name": ["n0-0"], "port": 8001}]},
+     "vllm_wait_ready: instances[0].name is ['n0-0']: an instance name is a string of letters, digits"),
+    ({"instances": [{"name": "n0-0", "port": 8001}, {"name": "n1-0", "port": "eighty"}]},
+     "vllm_wait_ready: instances[1].port is 'eighty': give the instance's TCP port, a number 1-65535"),
+    ({"instances": [{"name": "n0-0", "port": True}]},
+     "vllm_wait_ready: instances[0].port is True: give the instance's TCP port"),
+    ({"unit_template": "vllm.service"},
+     "vllm_wait_ready: unit_template is 'vllm.service': it needs exactly one %s (the instance name)"),
+    ({"unit_template": "vllm@%(name)s.service"},
+     "vllm_wait_ready: unit_template is 'vllm@%(name)s.service': it needs exactly one %s"),
+    ({"interval": -1}, "vllm_wait_ready: interval is -1.0: give the seconds between polls, a finite number > 0"),
+    ({"endpoint_url": "http://127.0.0.1:eighty"},
+     "vllm_wait_ready: endpoint_url is 'http://127.0.0.1:eighty': give the endpoint's base URL"),
+    ({"endpoint_url": "127.0.0.1:8000"}, "vllm_wait_ready: endpoint_url is '127.0.0.1:8000': give the endpoint's"),
+    ({"log_prefix": "../../etc/"}, "vllm_wait_ready: log_prefix is '../../etc/': a file name prefix holds no '/'"),
+])
+def test_bad_input_is_a_clear_error(tmp_path, extra, message):
+    args = {"instances": [{"name": "n0-0", "port": 8001}], "model_name": "m", "timeout": 1, "interval": 0.1,
+            "log_dir": str(tmp_path)}
+    args.update(extra)
+    rc, res = run_module(tmp_path, "vllm_wait_ready", args)
+    assert rc == 1 and res["msg"].startswith(message), res["msg"]
+
+
+def test_port_given_as_digits_is_taken(tmp_path, host):
+    rc, res = wait(tmp_path, host[2], instances=[{"name": "n0-0", "port": str(host[2])}])
+    assert rc == 0 and res["completion"]["url"] == "http://127.0.0.1:%d/v1/completions" % host[2]
