@@ -43,13 +43,12 @@ options:
     default: []
   protected:
     description:
-      - Paths no directory of O(paths) may be, hold or lie in, each a dict with C(path) and C(what)
-        (how the message names it, e.g. C(the model path (vllm_server_model.path))). An empty or
-        relative C(path) is left out. A path that exists on the host is also protected as it
-        resolves there (the model path links into the weight store).
-    type: list
-    elements: dict
-    default: []
+      - Paths no directory of O(paths) may be, hold or lie in, by what the message calls them, e.g.
+        C({"the model path (vllm_server_model.path)": ["/srv/models/Qwen2.5-7B-Instruct"]}); a value
+        is a path or a list of paths. Empty and relative paths are left out. A path that exists on
+        the host is also protected as it resolves there (the model path links into the weight store).
+    type: dict
+    default: {}
 notes:
   - Supports check mode (it only reads).
   - The cleanup script asks the questions of the third kind again every time it runs, on open
@@ -64,8 +63,8 @@ EXAMPLES = r"""
     paths: "{{ housekeeping_cache_dirs }}"
     owners: [vllm]
     protected:
-      - {path: /srv/models/Qwen2.5-7B-Instruct, what: the model path (vllm_server_model.path)}
-      - {path: /opt/vllm/venv, what: the vLLM virtualenv (vllm_server_venv)}
+      the model path (vllm_server_model.path): /srv/models/Qwen2.5-7B-Instruct
+      the vLLM virtualenv (vllm_server_venv): [/opt/vllm/venv]
   register: judged
 
 - name: Refuse the unsafe ones
@@ -126,17 +125,18 @@ def _uids(names):
 
 
 def _protected(entries):
-    """(path, what) pairs, plus each existing path as it resolves on the host."""
+    """(path, what) pairs of the option ``protected``, plus each existing path as it resolves on
+    the host."""
     pairs = []
-    for entry in entries:
-        path, what = entry.get("path"), entry.get("what") or "a protected path"
-        if not isinstance(path, str) or not path.startswith("/"):
-            continue
-        pairs.append((path, what))
-        if os.path.lexists(path):
-            real = os.path.realpath(path)
-            if _dir_safety.normalize(real) != _dir_safety.normalize(path):
-                pairs.append((real, "%s as it resolves on this host" % what))
+    for what, paths in sorted(entries.items()):
+        for path in paths if isinstance(paths, list) else [paths]:
+            if not isinstance(path, str) or not path.startswith("/"):
+                continue
+            pairs.append((path, what))
+            if os.path.lexists(path):
+                real = os.path.realpath(path)
+                if _dir_safety.normalize(real) != _dir_safety.normalize(path):
+                    pairs.append((real, "%s as it resolves on this host" % what))
     return pairs
 
 
@@ -145,7 +145,7 @@ def main():
         argument_spec=dict(
             paths=dict(type="list", elements="raw", required=True),
             owners=dict(type="list", elements="str", default=[]),
-            protected=dict(type="list", elements="dict", default=[]),
+            protected=dict(type="dict", default={}),
         ),
         supports_check_mode=True,
     )
