@@ -43,10 +43,10 @@ options:
     default: []
   protected:
     description:
-      - Paths no directory of O(paths) may be, hold or lie in, by what the message calls them, e.g.
-        C({"the model path (vllm_server_model.path)": ["/srv/models/Qwen2.5-7B-Instruct"]}); a value
-        is a path or a list of paths. Empty and relative paths are left out. A path that exists on
-        the host is also protected as it resolves there (the model path links into the weight store).
+      - Paths no directory of O(paths) may be, hold or lie in. Each key is what the messages call
+        the paths, such as C(the vLLM virtualenv (vllm_server_venv)); each value a path or a list of
+        paths. Empty and relative paths are left out. A path that exists on the host is also
+        protected as it resolves there (the model path links into the weight store).
     type: dict
     default: {}
 notes:
