@@ -21,13 +21,14 @@ SYSTEM_DIRS = frozenset([
     "/usr/sbin", "/usr/share", "/usr/include", "/usr/src",
     "/var/lib", "/var/log", "/var/cache", "/var/tmp", "/var/spool", "/var/run", "/var/mail", "/var/opt",
     "/var/backups", "/var/local", "/var/lib/containers", "/var/lib/docker", "/var/lib/apt", "/var/lib/dpkg",
-    "/var/lib/systemd", "/etc/systemd", "/etc/systemd/system", "/etc/apt", "/etc/ssh", "/etc/nginx",
+    "/var/lib/systemd", "/var/lib/containerd", "/etc/systemd", "/etc/systemd/system", "/etc/apt", "/etc/ssh", "/etc/nginx",
     "/run/systemd",
 ])
 
 # Trees whose every descendant is the kernel's, the boot loader's or the package manager's.
 SYSTEM_TREES = ("/proc", "/sys", "/dev", "/boot", "/usr/bin", "/usr/sbin", "/usr/lib", "/bin", "/sbin",
-                "/lib", "/lib64", "/var/lib/dpkg", "/var/lib/apt", "/var/lib/containers", "/var/lib/docker")
+                "/lib", "/lib32", "/lib64", "/libx32", "/var/lib/dpkg", "/var/lib/apt", "/var/lib/systemd",
+                "/var/lib/containers", "/var/lib/docker", "/var/lib/containerd")
 
 
 def normalize(path):

@@ -191,8 +191,12 @@ def test_logrotate_config_valid(host):
 
 
 def test_cache_cleanup_cron(host):
+    """The cron line only calls the cleanup script; the values are data in its configuration."""
     cron = host.file("/etc/cron.d/gpu-fleet-cache-cleanup").content_string
-    assert "0 3 * * * root [ -d '/var/cache/qwen_image_cache' ] && find -P '/var/cache/qwen_image_cache' -xdev -type f -name '*.pt' -mtime +7 -delete" in cron
+    assert "\n0 3 * * * root /usr/bin/python3 -I /usr/local/sbin/gpu-fleet-cache-cleanup --quiet\n" in cron
+    assert "find" not in cron
+    config = json.loads(host.file("/etc/gpu-fleet/cache-cleanup.json").content_string)
+    assert config == {"dirs": ["/var/cache/qwen_image_cache"], "pattern": "*.pt", "max_age_days": 7, "owners": ["vllm"]}
 
 
 def test_bad_layout_fails_before_any_change(host):

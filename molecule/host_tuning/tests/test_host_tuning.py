@@ -34,6 +34,9 @@ WANTED = {"vm.swappiness": "0", "net.core.rmem_max": "33554432", "net.core.wmem_
           "kernel.numa_balancing": "0"}
 CACHE = "/var/cache/qwen_image_cache"
 CRON = "/etc/cron.d/gpu-fleet-cache-cleanup"
+SCRIPT = "/usr/local/sbin/gpu-fleet-cache-cleanup"
+CLEANUP_CONFIG = "/etc/gpu-fleet/cache-cleanup.json"
+SWAPPED = "/var/cache/i16-swapped/"  # the scenario's second cleanup directory, as given
 LOGDIR = "/var/log/vllm"
 
 
@@ -245,7 +248,7 @@ def test_housekeeping_recorded_its_paths(box):
     assert f.user == "root" and f.mode == 0o644
     record = json.loads(f.content_string)
     assert (record["logrotate_config"], record["cron_file"], record["log_dir"], record["cache_dirs"]) == (
-        "/etc/logrotate.d/vllm", CRON, LOGDIR, [CACHE])
+        "/etc/logrotate.d/vllm", CRON, LOGDIR, [CACHE, SWAPPED])
 
 
 # --- cache cleanup cron ------------------------------------------------------------------------
@@ -257,23 +260,35 @@ def _cron_line(box):
     return lines[0]
 
 
-def test_cron_entry(box):
+def test_cron_entry_only_calls_the_script(box):
     f = box.file(CRON)
     assert f.user == "root" and f.mode == 0o644
-    fields = _cron_line(box).split(None, 6)
-    assert fields[:6] == ["0", "3", "*", "*", "*", "root"]
-    command = fields[6]
-    assert command == ("[ -d '%s' ] && find -P '%s' -xdev -type f -name '*.pt' -mtime +7 -delete" % (CACHE, CACHE))
-    # cron turns an unescaped % into a newline
-    assert re.search(r"(?<!\\)%", command) is None
+    assert _cron_line(box) == "0 3 * * * root /usr/bin/python3 -I %s --quiet" % SCRIPT
 
 
-def test_cron_escapes_percent(box):
-    """A pattern with % is written escaped (check mode + diff: nothing changes on the box)."""
-    out = _ansible_playbook(box, check=True, extra={"housekeeping_cache_pattern": "*%.pt"})
-    assert out.returncode == 0, out.stdout
-    assert r"-name '*\%.pt'" in out.stdout
-    assert "-name '*.pt'" in _cron_line(box)
+def test_cleanup_script_installed_root_owned(box):
+    f = box.file(SCRIPT)
+    assert (f.user, f.group, f.mode) == ("root", "root", 0o755)
+    with open(os.path.join(scenario_dir(), "..", "..", "roles", "housekeeping", "files",
+                           "gpu_fleet_cache_cleanup.py")) as handle:
+        assert f.content_string == handle.read()
+
+
+def test_cleanup_config_is_data(box):
+    f = box.file(CLEANUP_CONFIG)
+    assert (f.user, f.group, f.mode) == ("root", "root", 0o644)
+    assert box.file("/etc/gpu-fleet").user == "root" and box.file("/etc/gpu-fleet").mode == 0o755
+    assert json.loads(f.content_string) == {"dirs": [CACHE, SWAPPED], "pattern": "*.pt", "max_age_days": 7,
+                                            "owners": ["vllm"]}
+
+
+def test_pattern_is_data_not_shell(box, check_run):
+    """A pattern holding % (cron's newline) is written into the JSON configuration as it is;
+    the cron line stays the same (check mode + diff: nothing changes on the box)."""
+    assert check_run.returncode == 0, check_run.stdout
+    assert '+    "pattern": "*%.pt"' in check_run.stdout  # the diff of the configuration
+    assert json.loads(box.file(CLEANUP_CONFIG).content_string)["pattern"] == "*.pt"
+    assert _cron_line(box) == "0 3 * * * root /usr/bin/python3 -I %s --quiet" % SCRIPT
 
 
 OLD = "10 days ago"
@@ -326,12 +341,16 @@ def test_otherfs_is_another_file_system(box):
     assert dev[0] != dev[1]
 
 
+def _run_as_cron(box):
+    """The cron line's command, run as cron runs it (/bin/sh -c, as root)."""
+    return box.run("/bin/sh -c %s" % shlex.quote(_cron_line(box).split(None, 6)[6]))
+
+
 def test_cleanup_from_cron_deletes_exactly_old_pt_files(box):
     _plant(box)
-    command = _cron_line(box).split(None, 6)[6]
-    # cron passes the command to /bin/sh after turning \% into %
-    result = box.run("/bin/sh -c %s" % shlex.quote(command.replace("\\%", "%")))
+    result = _run_as_cron(box)
     assert result.rc == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""  # --quiet: deletions go to syslog only
     left = set(box.check_output("cd %s && find . -mindepth 1" % CACHE).splitlines())
     for rel, (kind, _age, survives) in TREE.items():
         assert ("./" + rel in left) == survives, "%s (%s): %s" % (rel, kind, "deleted" if survives else "kept")
@@ -340,6 +359,31 @@ def test_cleanup_from_cron_deletes_exactly_old_pt_files(box):
     assert box.file(CACHE + "/sub/deeper").is_directory
     assert box.file(CACHE + "/link-to-outside.pt").is_symlink
     assert box.file(CACHE + "/linked-dir").is_symlink
+
+
+USR_VICTIM = "/usr/share/i16-victim/old.pt"
+
+
+def test_nightly_job_does_not_follow_a_link_to_usr(box):
+    """After the role ran, the second cleanup directory (configured as /var/cache/i16-swapped/,
+    with a trailing slash) is swapped for a link to /usr holding an old *.pt file: the nightly job
+    refuses it, deletes nothing below /usr, and still cleans the first directory."""
+    q = shlex.quote
+    swapped = SWAPPED.rstrip("/")
+    try:
+        box.check_output("sh -c %s" % q("set -e; mkdir -p %s; echo data > %s; touch -d %s %s; ln -sfn /usr %s" % (
+            os.path.dirname(USR_VICTIM), USR_VICTIM, q(OLD), USR_VICTIM, swapped)))
+        box.check_output("sh -c %s" % q("echo data > %s/old.pt; touch -d %s %s/old.pt" % (CACHE, q(OLD), CACHE)))
+        assert box.file(swapped).is_symlink and box.file(SWAPPED + "share/i16-victim/old.pt").exists
+        result = _run_as_cron(box)
+        assert result.rc == 1, (result.rc, result.stdout, result.stderr)
+        assert ('gpu-fleet-cache-cleanup: refused "%s": %s is a symbolic link (to /usr): the cleanup never follows '
+                "links, also not through a trailing slash; nothing below it was deleted" % (SWAPPED, swapped)
+                ) in result.stderr
+        assert box.file(USR_VICTIM).exists
+        assert not box.file(CACHE + "/old.pt").exists
+    finally:
+        box.run("rm -f %s; rm -rf %s" % (swapped, os.path.dirname(USR_VICTIM)))
 
 
 # --- refused paths change nothing --------------------------------------------------------------
@@ -355,33 +399,42 @@ def _ansible_playbook(box, check=False, extra=None):
 
 STATE = ("stat -c '%n %Y %s %a %U' /etc/sysctl.d/60-gpu-serving.conf /etc/logrotate.d/vllm "
          "/etc/cron.d/gpu-fleet-cache-cleanup /etc/ansible/facts.d/gpu_fleet_host_tuning.fact "
-         "/etc/systemd/system/gpu-fleet-cpu-governor.service /var/log/vllm; "
-         "md5sum /etc/cron.d/gpu-fleet-cache-cleanup /etc/logrotate.d/vllm")
+         "/etc/systemd/system/gpu-fleet-cpu-governor.service /var/log/vllm " + SCRIPT + " " + CLEANUP_CONFIG + "; "
+         "md5sum /etc/cron.d/gpu-fleet-cache-cleanup /etc/logrotate.d/vllm " + CLEANUP_CONFIG)
 
 
 REFUSED = {
     "/": "it is the root directory /",
-    "/etc": "it lies in the system tree /etc",
-    "/srv/models": "it is the model directory /srv/models/Qwen2.5-7B-Instruct (vllm_server_model.path) or a parent of it",
-    "/srv/models/Qwen2.5-7B-Instruct/cache": "it lies inside the model directory /srv/models/Qwen2.5-7B-Instruct (vllm_server_model.path)",
+    "/etc": "it is a system directory or lies in one: /etc is a system directory",
+    "/srv/models": "it is a parent of /srv/models/Qwen2.5-7B-Instruct, a model path (vllm_server_model.path, model_store_models)",
+    "/srv/models/Qwen2.5-7B-Instruct/cache": "it lies inside /srv/models/Qwen2.5-7B-Instruct, a model path",
     "var/cache/x": "it is a relative path",
+    "/var/cache/i16-link/": "/var/cache/i16-link is a symbolic link (to /usr)",
 }
 
 
 def test_refused_paths_change_nothing(box):
     """Refused paths fail the host in the validation play, before host_tuning or housekeeping
-    change anything, even though the same run also asks for other changes; each is named."""
-    before = box.check_output(STATE)
-    out = _ansible_playbook(box, extra={
-        "housekeeping_cache_dirs": ["/var/cache/qwen_image_cache"] + list(REFUSED),
-        "housekeeping_logrotate_rotate": 5,
-        "host_tuning_sysctl": {"vm.max_map_count": 1048576},
-    })
+    change anything, even though the same run also asks for other changes; each is named. One is
+    a link to /usr on the host, named with a trailing slash."""
+    box.check_output("ln -sfn /usr /var/cache/i16-link")
+    try:
+        before = box.check_output(STATE)
+        out = _ansible_playbook(box, extra={
+            "housekeeping_cache_dirs": ["/var/cache/qwen_image_cache"] + list(REFUSED),
+            "housekeeping_logrotate_rotate": 5,
+            "host_tuning_sysctl": {"vm.max_map_count": 1048576},
+        })
+        after = box.check_output(STATE)
+    finally:
+        box.run("rm -f /var/cache/i16-link")
     assert out.returncode != 0
-    for bad, reason in REFUSED.items():
-        assert ("host i5-host-tuning: housekeeping_cache_dirs entry '%s' is refused: %s" % (bad, reason)) in out.stdout
-    assert "entry '/var/cache/qwen_image_cache' is refused" not in out.stdout
+    for index, (bad, reason) in enumerate(REFUSED.items(), 1):
+        # the JSON result format escapes the quotes around the value
+        expected = "host i5-host-tuning: housekeeping_cache_dirs[%d] is %s: %s" % (index, json.dumps(bad), reason)
+        assert json.dumps(expected)[1:-1] in out.stdout, expected
+    assert "housekeeping_cache_dirs[0] is" not in out.stdout
     assert "Traceback" not in out.stdout
     assert "changed=0" in out.stdout
     assert "TASK [gpu_fleet.vllm_serving.host_tuning" not in out.stdout
-    assert box.check_output(STATE) == before
+    assert after == before
