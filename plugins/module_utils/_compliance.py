@@ -31,6 +31,8 @@ __metaclass__ = type
 import json
 import re
 
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import absent_satisfies
+
 __all__ = [
     "CHECKS",
     "STATUSES",
@@ -649,8 +651,11 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
     return out
 
 
-def check_sysctl(host, report, live):
-    """``report``: host_tuning's fact file (dict) or None; ``live`` {key: value or None}."""
+def check_sysctl(host, report, live, absent=()):
+    """``report``: host_tuning's fact file (dict) or None; ``live`` {key: value or None};
+    ``absent``: the keys with no /proc/sys entry here. A key host_tuning could not set that is
+    absent, where its absence is the wanted state (``_host_readings.ABSENT_MEANS``: no automatic
+    NUMA balancing in this kernel, nothing to turn off), passes."""
     if report is None:
         return [not_applied("sysctl", host, "as tuned by host_tuning", "host_tuning")]
     out = []
@@ -666,7 +671,12 @@ def check_sysctl(host, report, live):
                                "Something changed %s after host_tuning set it: re-run site.yml "
                                "--tags host_tuning and look for other sysctl.d files setting it."
                                % key, key))
+    wanted = report.get("sysctl_wanted") or {}
     for key, why in sorted((report.get("sysctl_not_applicable") or {}).items()):
+        note = absent_satisfies(key, wanted.get(key)) if key in absent else None
+        if note:
+            out.append(finding("sysctl", "pass", host, wanted[key], "absent: %s" % note, subject=key))
+            continue
         if isinstance(why, dict):  # host_tuning records the sysctl_probe result
             why = why.get("reason") or why
         out.append(_na("sysctl", host, "host-owned", "not applicable: %s" % why, key))

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The small answers of a host's own tools, parsed: ``dpkg-query -W``, ``apt-mark showhold``,
-``systemctl is-active|is-enabled|show``, and where procfs/sysfs keep sysctl keys and cpufreq
-governors.
+``systemctl is-active|is-enabled|show``, where procfs/sysfs keep sysctl keys and cpufreq
+governors, which sysctl keys may be absent because the wanted state is the kernel's without them,
+and which ``/dev`` entries are NVIDIA GPU device nodes.
 
 Private to the collection. Pure code: no Ansible imports, no I/O. The modules run the commands
 (``module.run_command``) and read the files; unit tests call these with the text.
@@ -25,6 +26,8 @@ __all__ = [
     "parse_showhold",
     "parse_systemctl_show",
     "sysctl_path",
+    "ABSENT_MEANS",
+    "absent_satisfies",
     "cpu_of",
 ]
 
@@ -82,6 +85,24 @@ def parse_showhold(out):
 def sysctl_path(key, root="/proc/sys"):
     """``vm.swappiness`` -> ``/proc/sys/vm/swappiness``."""
     return posixpath.join(root, key.replace(".", "/"))
+
+
+# A kernel built without a feature has no sysctl key for it. Where the wanted value turns the
+# feature off, an absent key means there is nothing to turn off: the host is as wanted.
+# {key: (the value its absence satisfies, why)}.
+ABSENT_MEANS = {
+    "kernel.numa_balancing": ("0", "this kernel has no automatic NUMA balancing (built without "
+                                   "CONFIG_NUMA_BALANCING): nothing to turn off"),
+}
+
+
+def absent_satisfies(key, wanted):
+    """Why ``key`` being absent already means the ``wanted`` value (a sentence), or None when its
+    absence says nothing about that value (a typo, a key of another network namespace ...)."""
+    entry = ABSENT_MEANS.get(key)
+    if entry is None or wanted is None:
+        return None
+    return entry[1] if " ".join(str(wanted).split()) == entry[0] else None
 
 
 def cpu_of(governor_path):

@@ -477,6 +477,12 @@ class Gatherer(object):
             live[key] = value.strip() if value is not None else None
         return live
 
+    def sysctl_absent(self, keys):
+        """Those of ``keys`` whose absence can be the wanted state (ABSENT_MEANS) that have no
+        /proc/sys entry here."""
+        return set(key for key in keys if key in readings_of.ABSENT_MEANS
+                   and not os.path.lexists(readings_of.sysctl_path(key)))
+
     def governors(self):
         """{cpuN: scaling_governor} of every CPU with cpufreq."""
         found = {}
@@ -598,7 +604,9 @@ def _nccl_effective(run):
 def _host_tuning(run):
     report = run.records["host_tuning"]
     live = run.g.sysctl_values((report or {}).get("sysctl_applied") or {})
-    return checks.check_sysctl(run.host, report, live) + checks.check_governor(run.host, report, run.g.governors())
+    absent = run.g.sysctl_absent((report or {}).get("sysctl_not_applicable") or {})
+    return (checks.check_sysctl(run.host, report, live, absent)
+            + checks.check_governor(run.host, report, run.g.governors()))
 
 
 def _housekeeping(run):

@@ -428,6 +428,32 @@ def test_sysctl_not_applicable_as_recorded_by_host_tuning():
     assert f["actual"] == "not applicable: read-only: file system mounted read-only"
 
 
+def test_sysctl_absent_numa_balancing_passes_with_a_note():
+    # host_tuning could not set kernel.numa_balancing: this kernel has none (no automatic NUMA
+    # balancing), and 0 (off) was wanted; live, the entry is still absent
+    probe = {"present": False, "value": None, "settable": False, "satisfied": True,
+             "reason": "absent: /proc/sys/kernel/numa_balancing does not exist on this kernel (or not in this "
+                       "network namespace)"}
+    rep = dict(REPORT, sysctl_wanted={"vm.swappiness": 0, "kernel.numa_balancing": 0},
+               sysctl_not_applicable={"kernel.numa_balancing": probe})
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"}, absent={"kernel.numa_balancing"})[1]
+    assert (f["subject"], f["status"], f["severity"], f["expected"]) == ("kernel.numa_balancing", "pass", "info", "0")
+    assert f["actual"] == ("absent: this kernel has no automatic NUMA balancing (built without "
+                           "CONFIG_NUMA_BALANCING): nothing to turn off")
+    # the entry is there now (another kernel booted since): host-owned as before, not a pass
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"}, absent=set())[1]
+    assert f["status"] == "not_applicable" and f["actual"].startswith("not applicable: absent: ")
+    # NUMA balancing wanted on: its absence does not satisfy that
+    on = dict(rep, sysctl_wanted={"kernel.numa_balancing": 1})
+    assert c.check_sysctl(H, on, {}, absent={"kernel.numa_balancing"})[1]["status"] == "not_applicable"
+
+
+def test_sysctl_absent_key_of_another_namespace_stays_not_applicable():
+    rep = dict(REPORT, sysctl_wanted={"net.core.rmem_max": 33554432})
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"}, absent={"net.core.rmem_max"})[1]
+    assert (f["status"], f["actual"]) == ("not_applicable", "not applicable: key absent in this network namespace")
+
+
 def test_sysctl_drift_fails():
     f = c.check_sysctl(H, REPORT, {"vm.swappiness": "60"})[0]
     assert (f["status"], f["expected"], f["actual"]) == ("fail", "0", "60")
