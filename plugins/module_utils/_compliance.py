@@ -14,9 +14,10 @@ call them with planted readings. Every check returns a list of findings::
 
 ``status`` is what happened: ``pass``, ``fail``, ``warn``, ``not_applied`` (the role that applies
 it has recorded nothing on this host yet: before a rollout; a warning, never a pass) or
-``not_applicable`` (the input is absent on this host: no systemd, no NVLink, turned off ...). ``severity`` is what it means for
-the host: ``fail`` (not fit to serve), ``warn`` (look at it), ``info`` (passed or not
-applicable). A host is compliant when no finding has severity ``fail``.
+``not_applicable`` (the input is absent on this host: no NVLink, no cpufreq, turned off ...;
+the checks that need systemd are not applicable without it, and ``systemd`` fails such a host).
+``severity`` is what it means for the host: ``fail`` (not fit to serve), ``warn`` (look at it),
+``info`` (passed or not applicable). A host is compliant when no finding has severity ``fail``.
 
 Also here: the kernel-log parser for Xid events and "fallen off the bus" (dmesg, syslog and
 journal forms), and the module's inputs: its parameter checks, the check mode (``auto``,
@@ -48,6 +49,7 @@ __all__ = [
     "parse_kernel_log",
     "tp_groups",
     "check_driver",
+    "check_gpu_devices",
     "check_gpu_count",
     "check_ecc",
     "check_nvlink",
@@ -59,6 +61,7 @@ __all__ = [
     "check_sysctl",
     "check_governor",
     "check_housekeeping",
+    "check_systemd",
     "check_units",
 ]
 
@@ -66,6 +69,7 @@ __all__ = [
 # names, the testinfra suite's parameters).
 CHECKS = {
     "gpu_driver": "NVIDIA driver present and new enough for the pinned CUDA",
+    "gpu_devices": "NVIDIA device nodes (/dev/nvidia<minor>, character devices) present for every GPU",
     "gpu_count": "GPU count as expected, every GPU healthy",
     "ecc_mode": "ECC enabled on every GPU",
     "ecc_uncorrectable": "no uncorrectable ECC errors",
@@ -80,6 +84,7 @@ CHECKS = {
     "governor": "CPU frequency governor as tuned (or reported not applicable)",
     "logrotate": "logrotate installed with the vLLM log stanza",
     "cron": "cron installed with the cache cleanup job",
+    "systemd": "systemd is the service manager (PID 1): the vLLM instances are its units",
     "units": "vLLM units enabled, active and healthy",
 }
 
@@ -171,6 +176,37 @@ def check_driver(host, topology, min_driver):
                             "Table 3), or pin an older CUDA (cuda_stack_cuda_version)."
                             % min_driver)]
     return [finding("gpu_driver", "pass", host, expected, version)]
+
+
+_DEVICE_FIX = ("Load the NVIDIA driver (`modprobe nvidia`; `nvidia-modprobe -c <minor>` creates /dev/nvidia<minor> "
+               "when no udev rule does), or, in a container, pass the GPUs through (NVIDIA Container Toolkit "
+               "`--gpus all` or CDI, or `--device /dev/nvidia<minor> --device /dev/nvidiactl --device /dev/nvidia-uvm`).")
+
+
+def check_gpu_devices(host, nodes, impostors=(), topology=None, dev_dir="/dev", error=None):
+    """``nodes``: names of the GPU device nodes in ``dev_dir`` that are character devices
+    (``_host_readings.gpu_device_nodes``), ``impostors`` those named so that are not; ``error``:
+    why ``dev_dir`` could not be listed. Without a node no process can open a GPU, whatever
+    nvidia-smi says (it may run elsewhere, or be a stand-in). Each GPU of ``topology`` with a
+    minor number needs its own node."""
+    expected = "%s/nvidia<minor> character device per GPU" % dev_dir.rstrip("/")
+    if error:
+        return [finding("gpu_devices", "fail", host, expected, "cannot list %s: %s" % (dev_dir, error), _DEVICE_FIX)]
+    if not nodes:
+        actual = "no NVIDIA device nodes"
+        if impostors:
+            actual += " (%s: not character devices)" % ", ".join(impostors)
+        return [finding("gpu_devices", "fail", host, expected, actual, _DEVICE_FIX)]
+    out = []
+    for gpu in (topology or {}).get("gpus") or []:
+        minor = gpu.get("minor_number")
+        if minor is not None and "nvidia%d" % minor not in nodes:
+            out.append(finding("gpu_devices", "fail", host, "%s/nvidia%d" % (dev_dir.rstrip("/"), minor),
+                               "missing (present: %s)" % ", ".join(nodes), _DEVICE_FIX,
+                               subject="GPU %s" % gpu.get("index")))
+    if not out:
+        out.append(finding("gpu_devices", "pass", host, expected, ", ".join(nodes)))
+    return out
 
 
 def check_gpu_count(host, topology, expected_count):
@@ -737,6 +773,27 @@ def check_housekeeping(host, logrotate, cron, deployed=True, recorded=True):
         else:
             out.append(finding(check_id, "pass", host, expected, "present"))
     return out
+
+
+def check_systemd(host, booted, systemctl, pid1=None, runtime_dir="/run/systemd/system"):
+    """``booted``: systemd's runtime directory (/run/systemd/system, sd_booted(3)) exists;
+    ``systemctl``: its path or None; ``pid1``: the name of process 1 (/proc/1/comm), for the
+    message. The roles deploy the vLLM instances as systemd units: a host without systemd as its
+    service manager cannot serve, whatever else passes."""
+    expected = "systemd as PID 1"
+    if booted and systemctl:
+        return [finding("systemd", "pass", host, expected, "systemd%s" % (" (PID 1 %s)" % pid1 if pid1 else ""))]
+    problems = []
+    if not booted:
+        problems.append("not booted with systemd (no %s)" % runtime_dir)
+    if not systemctl:
+        problems.append("no systemctl")
+    if pid1:
+        problems.append("PID 1 is %s" % pid1)
+    return [finding("systemd", "fail", host, expected, "; ".join(problems),
+                    "The vLLM instances run as systemd units (vllm@<instance>.service, vllm.target): serve from a "
+                    "host that boots systemd as PID 1 (bare metal, a VM, or a container started with systemd as "
+                    "its init, e.g. `podman run --systemd=always IMAGE /sbin/init`).")]
 
 
 def _target_finding(host, target, name):

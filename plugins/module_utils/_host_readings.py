@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import posixpath
+import re
 
 __all__ = [
     "DPKG_QUERY_FORMAT",
@@ -29,6 +30,8 @@ __all__ = [
     "ABSENT_MEANS",
     "absent_satisfies",
     "cpu_of",
+    "NVIDIA_GPU_NODE",
+    "gpu_device_nodes",
 ]
 
 # dpkg-query -W -f=<this>: one line per package, "name<TAB>version<TAB>status".
@@ -108,3 +111,25 @@ def absent_satisfies(key, wanted):
 def cpu_of(governor_path):
     """``/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor`` -> ``cpu3``."""
     return governor_path.split("/")[5]
+
+
+# --- /dev ----------------------------------------------------------------------------------------
+
+# The NVIDIA driver's node of each GPU: /dev/nvidia<minor>, a character device (major 195).
+# /dev/nvidiactl (195:255) and /dev/nvidia-uvm (its own major) serve every GPU and are not counted.
+# roles/gpu_preflight/tasks/devices.yml finds the same names (ansible.builtin.find, this pattern).
+NVIDIA_GPU_NODE = r"^nvidia[0-9]+$"
+
+
+def _minor_of(name):
+    return int(name[len("nvidia"):])
+
+
+def gpu_device_nodes(entries):
+    """``entries``: ``[(name, is_character_device)]`` of the entries of /dev ->
+    ``(nodes, impostors)``: the names of GPU device nodes (``nvidia0`` ...) that are character
+    devices, and those named so that are not (a plain file, a directory), each by minor number."""
+    named = [(name, is_char) for name, is_char in entries if re.match(NVIDIA_GPU_NODE, name)]
+    nodes = sorted((name for name, is_char in named if is_char), key=_minor_of)
+    impostors = sorted((name for name, is_char in named if not is_char), key=_minor_of)
+    return nodes, impostors

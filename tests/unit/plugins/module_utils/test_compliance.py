@@ -555,3 +555,45 @@ def test_layout_request():
     assert c.layout_request(params, "{}", {"available": False, "reason": "no driver"}, H)[2] == \
         "no usable GPU to plan on: no driver"
     assert c.layout_request(dict(params, layout='[{"gpus": [0]}]'), "{}", available, H)[1] == [{"gpus": [0]}]
+
+
+# --- a host that can serve at all: device nodes and systemd ------------------------------------
+
+def test_gpu_devices_pass_with_a_node_per_gpu():
+    topo = {"gpus": [{"index": 0, "minor_number": 0}, {"index": 1, "minor_number": 1}]}
+    f = only(c.check_gpu_devices(H, ["nvidia0", "nvidia1"], [], topo), "pass")
+    assert (f["expected"], f["actual"]) == ("/dev/nvidia<minor> character device per GPU", "nvidia0, nvidia1")
+
+
+def test_gpu_devices_fail_without_nodes_naming_the_fix():
+    f = only(c.check_gpu_devices(H, [], ["nvidia0"], None), "fail")
+    assert f["actual"] == "no NVIDIA device nodes (nvidia0: not character devices)"
+    for words in ("modprobe nvidia", "nvidia-modprobe -c <minor>", "--gpus all", "CDI", "--device /dev/nvidiactl"):
+        assert words in f["remediation"], words
+    assert only(c.check_gpu_devices(H, [], [], None, "/dev", "Permission denied"), "fail")["actual"] == \
+        "cannot list /dev: Permission denied"
+
+
+def test_gpu_devices_fail_for_a_gpu_whose_node_is_missing():
+    # minor numbers need not be the indexes
+    topo = {"gpus": [{"index": 0, "minor_number": 2}, {"index": 1, "minor_number": 5}, {"index": 2}]}
+    out = c.check_gpu_devices(H, ["nvidia2"], [], topo)
+    assert [(f["subject"], f["status"], f["expected"], f["actual"]) for f in out] == [
+        ("GPU 1", "fail", "/dev/nvidia5", "missing (present: nvidia2)")]
+
+
+def test_systemd_as_pid1_passes():
+    f = only(c.check_systemd(H, True, "/usr/bin/systemctl", "systemd"), "pass")
+    assert (f["expected"], f["actual"]) == ("systemd as PID 1", "systemd (PID 1 systemd)")
+
+
+@pytest.mark.parametrize("booted, systemctl, pid1, actual", [
+    # the real H200 VM (a container): PID 1 is the runtime's process, systemctl is installed
+    (False, "/usr/bin/systemctl", "process_api", "not booted with systemd (no /run/systemd/system); PID 1 is process_api"),
+    (False, None, None, "not booted with systemd (no /run/systemd/system); no systemctl"),
+    (True, None, "systemd", "no systemctl; PID 1 is systemd"),
+])
+def test_no_systemd_fails(booted, systemctl, pid1, actual):
+    f = only(c.check_systemd(H, booted, systemctl, pid1), "fail")
+    assert f["actual"] == actual and f["severity"] == "fail"
+    assert f["remediation"].startswith("The vLLM instances run as systemd units")

@@ -60,3 +60,12 @@ def test_absent_numa_balancing_means_off():
     assert r.absent_satisfies("kernel.numa_balancing", None) is None
     assert r.absent_satisfies("net.core.rmem_max", 0) is None
     assert r.absent_satisfies("vm.swapiness", 0) is None
+
+
+def test_gpu_device_nodes_are_nvidia_minor_character_devices():
+    # the entries of a real host's /dev with the driver loaded, and what is not a GPU's node
+    entries = [("nvidia10", True), ("nvidia2", True), ("nvidia0", True), ("nvidiactl", True),
+               ("nvidia-uvm", True), ("nvidia-uvm-tools", True), ("nvidia-caps", False),
+               ("nvidia1", False), ("null", True), ("nvidia", True), ("xnvidia3", True)]
+    assert r.gpu_device_nodes(entries) == (["nvidia0", "nvidia2", "nvidia10"], ["nvidia1"])
+    assert r.gpu_device_nodes([]) == ([], [])
