@@ -57,6 +57,7 @@ __all__ = [
     "check_kernel_log",
     "check_layout",
     "check_packages",
+    "check_foreign_holds",
     "check_nccl_effective",
     "check_sysctl",
     "check_governor",
@@ -571,6 +572,23 @@ def check_packages(host, wanted, installed, holds, deployed=True, recorded=True)
         return _packages_before_rollout(host, wanted, installed, holds)
     return [_package_finding(host, name, version, installed.get(name), holds)
             for name, version in sorted(wanted.items())]
+
+
+def check_foreign_holds(host, wanted, holds, own_holds=()):
+    """A pinned package that is already held (``holds``: ``apt-mark showhold``, None = unknown)
+    without cuda_stack having recorded that hold (``own_holds``: the holds of its record; none
+    before it ran) is held by someone else: the rollout installs its pinned version over that hold
+    and takes the hold over. A warning per package, naming it."""
+    out = []
+    for name in sorted(set(wanted or {}) & set(holds or ()) - set(own_holds or ())):
+        out.append(finding(
+            "packages", "warn", host, "%s held by cuda_stack only (or not held)" % name,
+            "held (apt-mark showhold), and cuda_stack recorded no hold of %s: someone else holds it" % name,
+            "site.yml (cuda_stack) will override this hold: it installs %s=%s over it "
+            "(allow_change_held_packages) and then holds it as its own, and cuda_stack_state=absent "
+            "releases it later. If the hold is there on purpose (another tool, an image's pin), settle that "
+            "first." % (name, wanted[name]), name))
+    return out
 
 
 def _package_finding(host, name, version, have, holds):

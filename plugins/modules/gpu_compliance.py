@@ -634,7 +634,7 @@ def _packages(run):
                                 recorded=e["recorded"] or e["explicit"])
     if e["recorded"] and not e["explicit"]:
         out += checks.check_recorded_pins(run.host, e["wanted"], e["requested_pins"], run.deployed)
-    return out
+    return out + checks.check_foreign_holds(run.host, e["wanted"], holds, e["own_holds"])
 
 
 def _nccl_effective(run):

@@ -359,6 +359,23 @@ def test_packages_removed_and_drifted():
         ("cuda-toolkit-12-1", "fail", "12.1.0-1 installed"), ("libnccl2", "fail", "not installed")]
 
 
+def test_a_hold_cuda_stack_did_not_set_warns_that_it_will_be_overridden():
+    # libnccl2 held by someone else (an image's pin), the toolkit held by cuda_stack (its record)
+    out = c.check_foreign_holds(H, WANT, {"libnccl2", "cuda-toolkit-12-1", "unrelated-pkg"}, ["cuda-toolkit-12-1"])
+    f = only(out, "warn")
+    assert (f["subject"], f["severity"]) == ("libnccl2", "warn")
+    assert f["actual"] == "held (apt-mark showhold), and cuda_stack recorded no hold of libnccl2: someone else holds it"
+    assert f["remediation"].startswith("site.yml (cuda_stack) will override this hold: it installs "
+                                       "libnccl2=2.14.3-1+cuda11.7 over it")
+    assert "cuda_stack_state=absent releases it later" in f["remediation"]
+    # before cuda_stack ran (no record) every held pin is someone else's
+    assert [x["subject"] for x in c.check_foreign_holds(H, WANT, set(WANT), [])] == sorted(WANT)
+    # nothing held, all held by cuda_stack, holds unknown (no apt-mark or dpkg): nothing to say
+    assert c.check_foreign_holds(H, WANT, set(), []) == []
+    assert c.check_foreign_holds(H, WANT, set(WANT), list(WANT)) == []
+    assert c.check_foreign_holds(H, WANT, None, []) == []
+
+
 def test_packages_not_deployed_or_no_dpkg():
     assert only(c.check_packages(H, WANT, {}, set(), deployed=False), "not_applicable")
     assert only(c.check_packages(H, WANT, None, None), "not_applicable")["actual"] == "no dpkg on this host"
