@@ -806,7 +806,7 @@ def check_systemd(host, booted, systemctl, pid1=None, runtime_dir="/run/systemd/
         problems.append("not booted with systemd (no %s)" % runtime_dir)
     if not systemctl:
         problems.append("no systemctl")
-    if pid1:
+    if pid1 and pid1 != "systemd":
         problems.append("PID 1 is %s" % pid1)
     return [finding("systemd", "fail", host, expected, "; ".join(problems),
                     "The vLLM instances run as systemd units (vllm@<instance>.service, vllm.target): serve from a "
