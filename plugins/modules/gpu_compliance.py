@@ -33,7 +33,7 @@ description:
     C(remediation). A check whose input is absent on the host (no NVLink, no cpufreq, no readable
     kernel log, turned off, no systemd) says so with status C(not_applicable); it never fails for that.
   - Two checks fail a host on which nothing can be served, whatever else passes - C(systemd)
-    (systemd is not PID 1 - no C(/run/systemd/system) - or C(systemctl) is missing: the vLLM
+    (systemd is not PID 1 - no C(/run/systemd/system) - or C(systemctl) is missing; the vLLM
     instances are systemd units) and C(gpu_devices) (no C(/dev/nvidia<minor>) character device,
     or none for a GPU nvidia-smi lists).
   - The module itself does not fail when the host is not compliant; it returns the findings and
