@@ -14,9 +14,10 @@ call them with planted readings. Every check returns a list of findings::
 
 ``status`` is what happened: ``pass``, ``fail``, ``warn``, ``not_applied`` (the role that applies
 it has recorded nothing on this host yet: before a rollout; a warning, never a pass) or
-``not_applicable`` (the input is absent on this host: no systemd, no NVLink, turned off ...). ``severity`` is what it means for
-the host: ``fail`` (not fit to serve), ``warn`` (look at it), ``info`` (passed or not
-applicable). A host is compliant when no finding has severity ``fail``.
+``not_applicable`` (the input is absent on this host: no NVLink, no cpufreq, turned off ...;
+the checks that need systemd are not applicable without it, and ``systemd`` fails such a host).
+``severity`` is what it means for the host: ``fail`` (not fit to serve), ``warn`` (look at it),
+``info`` (passed or not applicable). A host is compliant when no finding has severity ``fail``.
 
 Also here: the kernel-log parser for Xid events and "fallen off the bus" (dmesg, syslog and
 journal forms), and the module's inputs: its parameter checks, the check mode (``auto``,
@@ -30,6 +31,8 @@ __metaclass__ = type
 
 import json
 import re
+
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import absent_satisfies
 
 __all__ = [
     "CHECKS",
@@ -46,6 +49,7 @@ __all__ = [
     "parse_kernel_log",
     "tp_groups",
     "check_driver",
+    "check_gpu_devices",
     "check_gpu_count",
     "check_ecc",
     "check_nvlink",
@@ -53,10 +57,12 @@ __all__ = [
     "check_kernel_log",
     "check_layout",
     "check_packages",
+    "check_foreign_holds",
     "check_nccl_effective",
     "check_sysctl",
     "check_governor",
     "check_housekeeping",
+    "check_systemd",
     "check_units",
 ]
 
@@ -64,6 +70,7 @@ __all__ = [
 # names, the testinfra suite's parameters).
 CHECKS = {
     "gpu_driver": "NVIDIA driver present and new enough for the pinned CUDA",
+    "gpu_devices": "NVIDIA device nodes (/dev/nvidia<minor>, character devices) present for every GPU",
     "gpu_count": "GPU count as expected, every GPU healthy",
     "ecc_mode": "ECC enabled on every GPU",
     "ecc_uncorrectable": "no uncorrectable ECC errors",
@@ -78,6 +85,7 @@ CHECKS = {
     "governor": "CPU frequency governor as tuned (or reported not applicable)",
     "logrotate": "logrotate installed with the vLLM log stanza",
     "cron": "cron installed with the cache cleanup job",
+    "systemd": "systemd is the service manager (PID 1): the vLLM instances are its units",
     "units": "vLLM units enabled, active and healthy",
 }
 
@@ -169,6 +177,37 @@ def check_driver(host, topology, min_driver):
                             "Table 3), or pin an older CUDA (cuda_stack_cuda_version)."
                             % min_driver)]
     return [finding("gpu_driver", "pass", host, expected, version)]
+
+
+_DEVICE_FIX = ("Load the NVIDIA driver (`modprobe nvidia`; `nvidia-modprobe -c <minor>` creates /dev/nvidia<minor> "
+               "when no udev rule does), or, in a container, pass the GPUs through (NVIDIA Container Toolkit "
+               "`--gpus all` or CDI, or `--device /dev/nvidia<minor> --device /dev/nvidiactl --device /dev/nvidia-uvm`).")
+
+
+def check_gpu_devices(host, nodes, impostors=(), topology=None, dev_dir="/dev", error=None):
+    """``nodes``: names of the GPU device nodes in ``dev_dir`` that are character devices
+    (``_host_readings.gpu_device_nodes``), ``impostors`` those named so that are not; ``error``:
+    why ``dev_dir`` could not be listed. Without a node no process can open a GPU, whatever
+    nvidia-smi says (it may run elsewhere, or be a stand-in). Each GPU of ``topology`` with a
+    minor number needs its own node."""
+    expected = "%s/nvidia<minor> character device per GPU" % dev_dir.rstrip("/")
+    if error:
+        return [finding("gpu_devices", "fail", host, expected, "cannot list %s: %s" % (dev_dir, error), _DEVICE_FIX)]
+    if not nodes:
+        actual = "no NVIDIA device nodes"
+        if impostors:
+            actual += " (%s: not character devices)" % ", ".join(impostors)
+        return [finding("gpu_devices", "fail", host, expected, actual, _DEVICE_FIX)]
+    out = []
+    for gpu in (topology or {}).get("gpus") or []:
+        minor = gpu.get("minor_number")
+        if minor is not None and "nvidia%d" % minor not in nodes:
+            out.append(finding("gpu_devices", "fail", host, "%s/nvidia%d" % (dev_dir.rstrip("/"), minor),
+                               "missing (present: %s)" % ", ".join(nodes), _DEVICE_FIX,
+                               subject="GPU %s" % gpu.get("index")))
+    if not out:
+        out.append(finding("gpu_devices", "pass", host, expected, ", ".join(nodes)))
+    return out
 
 
 def check_gpu_count(host, topology, expected_count):
@@ -535,6 +574,23 @@ def check_packages(host, wanted, installed, holds, deployed=True, recorded=True)
             for name, version in sorted(wanted.items())]
 
 
+def check_foreign_holds(host, wanted, holds, own_holds=()):
+    """A pinned package that is already held (``holds``: ``apt-mark showhold``, None = unknown)
+    without cuda_stack having recorded that hold (``own_holds``: the holds of its record; none
+    before it ran) is held by someone else: the rollout installs its pinned version over that hold
+    and takes the hold over. A warning per package, naming it."""
+    out = []
+    for name in sorted(set(wanted or {}) & set(holds or ()) - set(own_holds or ())):
+        out.append(finding(
+            "packages", "warn", host, "%s held by cuda_stack only (or not held)" % name,
+            "held (apt-mark showhold), and cuda_stack recorded no hold of %s: someone else holds it" % name,
+            "site.yml (cuda_stack) will override this hold: it installs %s=%s over it "
+            "(allow_change_held_packages) and then holds it as its own, and cuda_stack_state=absent "
+            "releases it later. If the hold is there on purpose (another tool, an image's pin), settle that "
+            "first." % (name, wanted[name]), name))
+    return out
+
+
 def _package_finding(host, name, version, have, holds):
     """One pinned package on a host where cuda_stack applied its pins."""
     expected = "%s installed and held" % version
@@ -649,8 +705,11 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
     return out
 
 
-def check_sysctl(host, report, live):
-    """``report``: host_tuning's fact file (dict) or None; ``live`` {key: value or None}."""
+def check_sysctl(host, report, live, absent=()):
+    """``report``: host_tuning's fact file (dict) or None; ``live`` {key: value or None};
+    ``absent``: the keys with no /proc/sys entry here. A key host_tuning could not set that is
+    absent, where its absence is the wanted state (``_host_readings.ABSENT_MEANS``: no automatic
+    NUMA balancing in this kernel, nothing to turn off), passes."""
     if report is None:
         return [not_applied("sysctl", host, "as tuned by host_tuning", "host_tuning")]
     out = []
@@ -666,7 +725,12 @@ def check_sysctl(host, report, live):
                                "Something changed %s after host_tuning set it: re-run site.yml "
                                "--tags host_tuning and look for other sysctl.d files setting it."
                                % key, key))
+    wanted = report.get("sysctl_wanted") or {}
     for key, why in sorted((report.get("sysctl_not_applicable") or {}).items()):
+        note = absent_satisfies(key, wanted.get(key)) if key in absent else None
+        if note:
+            out.append(finding("sysctl", "pass", host, wanted[key], "absent: %s" % note, subject=key))
+            continue
         if isinstance(why, dict):  # host_tuning records the sysctl_probe result
             why = why.get("reason") or why
         out.append(_na("sysctl", host, "host-owned", "not applicable: %s" % why, key))
@@ -727,6 +791,27 @@ def check_housekeeping(host, logrotate, cron, deployed=True, recorded=True):
         else:
             out.append(finding(check_id, "pass", host, expected, "present"))
     return out
+
+
+def check_systemd(host, booted, systemctl, pid1=None, runtime_dir="/run/systemd/system"):
+    """``booted``: systemd's runtime directory (/run/systemd/system, sd_booted(3)) exists;
+    ``systemctl``: its path or None; ``pid1``: the name of process 1 (/proc/1/comm), for the
+    message. The roles deploy the vLLM instances as systemd units: a host without systemd as its
+    service manager cannot serve, whatever else passes."""
+    expected = "systemd as PID 1"
+    if booted and systemctl:
+        return [finding("systemd", "pass", host, expected, "systemd%s" % (" (PID 1 %s)" % pid1 if pid1 else ""))]
+    problems = []
+    if not booted:
+        problems.append("not booted with systemd (no %s)" % runtime_dir)
+    if not systemctl:
+        problems.append("no systemctl")
+    if pid1 and pid1 != "systemd":
+        problems.append("PID 1 is %s" % pid1)
+    return [finding("systemd", "fail", host, expected, "; ".join(problems),
+                    "The vLLM instances run as systemd units (vllm@<instance>.service, vllm.target): serve from a "
+                    "host that boots systemd as PID 1 (bare metal, a VM, or a container started with systemd as "
+                    "its init, e.g. `podman run --systemd=always IMAGE /sbin/init`).")]
 
 
 def _target_finding(host, target, name):

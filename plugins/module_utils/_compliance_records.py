@@ -106,6 +106,7 @@ def expected_pins(requested, record, explicit=None):
         "wanted": dict(explicit) if explicit else dict(source.get("pins") or {}),
         "explicit": bool(explicit),
         "requested_pins": dict(requested.get("pins") or {}),
+        "own_holds": list((record or {}).get("holds") or []),
         "min_driver": source.get("min_driver") or requested.get("min_driver") or "",
         "install_nccl": bool(source.get("install_nccl", True)),
         "nccl_release": source.get("nccl_release") or "",

@@ -15,7 +15,8 @@ short_description: Check a GPU serving host against the compliance catalog and r
 version_added: 0.2.0
 description:
   - Gathers its own readings, read-only - C(nvidia-smi -q -x), C(topo -m), C(nvlink -s) (unless
-    O(topology) is given), C(dpkg-query), C(apt-mark showhold), C(systemctl), the kernel log,
+    O(topology) is given), the GPU device nodes in O(dev_dir), whether systemd runs the host,
+    C(dpkg-query), C(apt-mark showhold), C(systemctl), the kernel log,
     C(/proc/sys), cpufreq in sysfs, logrotate and cron files, the vLLM instances' environment files
     and their C(GET /health) - and runs every check of the catalog in
     C(plugins/module_utils/_compliance.py) on them.
@@ -29,8 +30,12 @@ description:
     rules (C(plugins/module_utils/_cuda_pins.py)) for the settings in O(cuda_stack); it never passes.
   - Each check returns findings with C(id), C(severity) (C(fail), C(warn), C(info)), C(status)
     (C(pass), C(fail), C(warn), C(not_applied), C(not_applicable)), C(host), C(expected), C(actual) and
-    C(remediation). A check whose input is absent on the host (no systemd, no NVLink, no cpufreq,
-    no readable kernel log, turned off) says so with status C(not_applicable); it never fails for that.
+    C(remediation). A check whose input is absent on the host (no NVLink, no cpufreq, no readable
+    kernel log, turned off, no systemd) says so with status C(not_applicable); it never fails for that.
+  - Two checks fail a host on which nothing can be served, whatever else passes - C(systemd)
+    (systemd is not PID 1 - no C(/run/systemd/system) - or C(systemctl) is missing; the vLLM
+    instances are systemd units) and C(gpu_devices) (no C(/dev/nvidia<minor>) character device,
+    or none for a GPU nvidia-smi lists).
   - The module itself does not fail when the host is not compliant; it returns the findings and
     a summary (C(compliant)). C(playbooks/compliance.yml) (role gpu_fleet.vllm_serving.compliance) turns them into a table, a JSON report,
     JUnit XML and a non-zero exit. It fails only on bad parameters or unreadable tool output.
@@ -171,6 +176,18 @@ options:
   host:
     description: Name used in findings; default the host name.
     type: str
+  dev_dir:
+    description: Directory of the device nodes (C(/dev/nvidia<minor>)). Only tests change it.
+    type: path
+    default: /dev
+    version_added: 0.3.0
+  systemd_runtime_dir:
+    description:
+      - The directory systemd creates when it booted the host (sd_booted(3)); the host runs systemd
+        when it exists and C(systemctl) is on C(PATH). Only tests change it.
+    type: path
+    default: /run/systemd/system
+    version_added: 0.3.0
 notes:
   - Supports check mode (it only reads).
   - Runs as root for C(dmesg) and the ECC counters; as another user some checks become not applicable.
@@ -215,9 +232,9 @@ findings:
       remediation: "Uncorrectable ECC errors since the last driver load: drain the GPU, reset it ..."
   contains:
     id:
-      description: Check id (C(gpu_driver), C(gpu_count), C(ecc_mode), C(ecc_uncorrectable),
+      description: Check id (C(gpu_driver), C(gpu_devices), C(gpu_count), C(ecc_mode), C(ecc_uncorrectable),
         C(ecc_remap), C(nvlink), C(fabric_manager), C(kernel_log), C(layout), C(packages),
-        C(nccl_effective), C(sysctl), C(governor), C(logrotate), C(cron), C(units)).
+        C(nccl_effective), C(sysctl), C(governor), C(logrotate), C(cron), C(systemd), C(units)).
       type: str
     check:
       description: One-line title of the check.
@@ -281,13 +298,16 @@ readings:
       they come from, C(record) or C(pin rules)).
   returned: always
   type: dict
-  sample: {"kernel_log_source": "journal", "kernel_log_events": [], "instances": [],
+  sample: {"kernel_log_source": "journal", "kernel_log_events": [], "instances": [], "systemd": true,
+           "pid1": "systemd", "device_nodes": ["nvidia0", "nvidia1"],
            "records": {"cuda_stack": true, "vllm_server": true, "housekeeping": true, "host_tuning": true}}
 """
 
 import glob
 import os
+import re
 import socket
+import stat
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
@@ -348,6 +368,8 @@ ARGUMENT_SPEC = dict(
     kernel_log_path=dict(type="path", default="/var/log/kern.log"),
     kernel_log_since=dict(type="str", default="-24h"),
     host=dict(type="str"),
+    dev_dir=dict(type="path", default="/dev"),
+    systemd_runtime_dir=dict(type="path", default="/run/systemd/system"),
 )
 
 
@@ -358,7 +380,9 @@ class Gatherer(object):
         self.module = module
         self.params = module.params
         self.host = host
-        self.has_systemd = os.path.isdir("/run/systemd/system") and bool(module.get_bin_path("systemctl"))
+        self.systemd_booted = os.path.isdir(self.params["systemd_runtime_dir"])
+        self.systemctl_path = module.get_bin_path("systemctl")
+        self.has_systemd = self.systemd_booted and bool(self.systemctl_path)
 
     def run(self, argv):
         return self.module.run_command(argv, environ_update=ENV)
@@ -378,6 +402,27 @@ class Gatherer(object):
                     "tests/fixtures/real/ and extend the parser of that command in plugins/module_utils/ "
                     "(_topo_matrix.py, _query_xml.py or _nvlink.py)."
                     % (self.host, smi, exc), outputs=results)
+
+    def pid1(self):
+        """Name of process 1 (/proc/1/comm), or None."""
+        return (read_text("/proc/1/comm") or "").strip() or None
+
+    def device_nodes(self):
+        """(GPU device nodes, impostors, error) of O(dev_dir) (_host_readings.gpu_device_nodes)."""
+        dev_dir = self.params["dev_dir"]
+        try:
+            names = os.listdir(dev_dir)
+        except OSError as exc:
+            return [], [], str(exc)
+        entries = []
+        for name in names:
+            if re.match(readings_of.NVIDIA_GPU_NODE, name):
+                try:
+                    entries.append((name, stat.S_ISCHR(os.stat(os.path.join(dev_dir, name)).st_mode)))
+                except OSError:
+                    entries.append((name, False))
+        nodes, impostors = readings_of.gpu_device_nodes(entries)
+        return nodes, impostors, None
 
     def systemctl(self, verb, unit):
         rc, out, err = self.run(["systemctl", verb, unit])
@@ -477,6 +522,12 @@ class Gatherer(object):
             live[key] = value.strip() if value is not None else None
         return live
 
+    def sysctl_absent(self, keys):
+        """Those of ``keys`` whose absence can be the wanted state (ABSENT_MEANS) that have no
+        /proc/sys entry here."""
+        return set(key for key in keys if key in readings_of.ABSENT_MEANS
+                   and not os.path.lexists(readings_of.sysctl_path(key)))
+
     def governors(self):
         """{cpuN: scaling_governor} of every CPU with cpufreq."""
         found = {}
@@ -541,7 +592,10 @@ def _gpus(run):
     run.topology = topology = run.g.topology()
     run.readings["gpu_count"] = topology.get("gpu_count", 0)
     run.readings["driver_version"] = topology.get("driver_version")
+    nodes, impostors, error = run.g.device_nodes()
+    run.readings["device_nodes"] = nodes
     return (checks.check_driver(run.host, topology, run.expected["min_driver"])
+            + checks.check_gpu_devices(run.host, nodes, impostors, topology, run.p["dev_dir"], error)
             + checks.check_gpu_count(run.host, topology, run.p["expected_gpu_count"])
             + checks.check_ecc(run.host, topology, run.p["retired_pages_max"]))
 
@@ -580,7 +634,7 @@ def _packages(run):
                                 recorded=e["recorded"] or e["explicit"])
     if e["recorded"] and not e["explicit"]:
         out += checks.check_recorded_pins(run.host, e["wanted"], e["requested_pins"], run.deployed)
-    return out
+    return out + checks.check_foreign_holds(run.host, e["wanted"], holds, e["own_holds"])
 
 
 def _nccl_effective(run):
@@ -598,7 +652,9 @@ def _nccl_effective(run):
 def _host_tuning(run):
     report = run.records["host_tuning"]
     live = run.g.sysctl_values((report or {}).get("sysctl_applied") or {})
-    return checks.check_sysctl(run.host, report, live) + checks.check_governor(run.host, report, run.g.governors())
+    absent = run.g.sysctl_absent((report or {}).get("sysctl_not_applicable") or {})
+    return (checks.check_sysctl(run.host, report, live, absent)
+            + checks.check_governor(run.host, report, run.g.governors()))
 
 
 def _housekeeping(run):
@@ -611,6 +667,11 @@ def _housekeeping(run):
             "service": g.systemctl("is-active", "cron") if g.has_systemd and run.deployed else None}
     return checks.check_housekeeping(run.host, logrotate, cron, run.deployed,
                                      recorded=run.records["housekeeping"] is not None)
+
+
+def _systemd(run):
+    run.readings["pid1"] = pid1 = run.g.pid1()
+    return checks.check_systemd(run.host, run.g.systemd_booted, run.g.systemctl_path, pid1, run.p["systemd_runtime_dir"])
 
 
 def _units(run):
@@ -627,7 +688,7 @@ def _units(run):
 
 
 STEPS = (_gpus, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
-         _housekeeping, _units)
+         _housekeeping, _systemd, _units)
 
 
 CATALOG_ORDER = dict((check_id, index) for index, check_id in enumerate(checks.CHECKS))

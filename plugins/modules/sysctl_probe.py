@@ -25,6 +25,10 @@ description:
     value the kernel rejects cannot break every later C(sysctl --system).
   - Never changes a value. In check mode it only tests write permission with C(access(2)) and
     reports C(settable) from that.
+  - Given the wanted values (O(wanted)), it also says whether the host already is as wanted
+    (RV(probes.satisfied)) - an absent key can be, where a kernel without the feature has no key
+    for it and the wanted value turns the feature off (C(kernel.numa_balancing=0) on a kernel built
+    without automatic NUMA balancing); RV(probes.note) says so.
 author:
   - gpu_fleet maintainers (@gpu-fleet)
 options:
@@ -48,6 +52,13 @@ options:
         C(-) (ignore errors) that is not part of the key, C(/) or C(.) as separators (returned with dots).
     type: path
     version_added: 0.2.0
+  wanted:
+    description:
+      - The values the caller wants, key to value (for example the C(host_tuning) role's merged
+        sysctl settings); keys not in O(keys) are ignored. Only used for RV(probes.satisfied) and
+        RV(probes.note); nothing is written.
+    type: dict
+    version_added: 0.3.0
 notes:
   - Supports check mode.
   - Key to path mapping follows sysctl(8) - dots separate directories; a key given with slashes is
@@ -80,6 +91,8 @@ probes:
       value: "60"
       settable: false
       reason: "read-only: /proc/sys/vm/swappiness: [Errno 30] Read-only file system"
+      satisfied: false
+      note: null
   contains:
     present:
       description: Whether the key exists on this kernel (in this network namespace).
@@ -94,6 +107,18 @@ probes:
     reason:
       description: Why the key is not settable (quotes the error); null when settable.
       type: str
+    satisfied:
+      description:
+        - True when the host already holds the value O(wanted) names for the key, without a write -
+          the live value equals it (whitespace collapsed), or the key is absent and its absence
+          means that value (RV(probes.note)). False otherwise; null when O(wanted) does not name the key.
+      type: bool
+      returned: when O(wanted) is set
+    note:
+      description: Why an absent key is as wanted (for example that the kernel has no automatic
+        NUMA balancing, so there is nothing to turn off); null otherwise.
+      type: str
+      returned: when O(wanted) is set
 persisted:
   description: Keys and values found in O(persisted_file), keys in dotted form; empty when the file
     is missing. The last line for a key wins, as with C(sysctl -p).
@@ -107,6 +132,8 @@ import errno
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import absent_satisfies
 
 
 def _key_parts(key):
@@ -167,6 +194,18 @@ def probe_key(proc_root, key, check_mode):
     return result
 
 
+def judge(key, probe, wanted):
+    """Add ``satisfied`` and ``note`` to ``probe`` for the wanted values (a dict)."""
+    if key not in wanted:
+        probe.update(satisfied=None, note=None)
+        return probe
+    absent = not probe["present"] and (probe["reason"] or "").startswith("absent")
+    note = absent_satisfies(key, wanted[key]) if absent else None
+    same = probe["value"] is not None and probe["value"] == " ".join(str(wanted[key]).split())
+    probe.update(satisfied=bool(same or note), note=note)
+    return probe
+
+
 def parse_sysctl_file(text):
     """Key -> value of a sysctl.d(5) file (dotted keys; the last assignment of a key wins)."""
     found = {}
@@ -189,6 +228,7 @@ def main():
             keys=dict(type="list", elements="str", required=True, no_log=False),
             proc_root=dict(type="path", default="/proc/sys"),
             persisted_file=dict(type="path"),
+            wanted=dict(type="dict"),
         ),
         supports_check_mode=True,
     )
@@ -198,6 +238,8 @@ def main():
         if not key:
             module.fail_json(msg="sysctl_probe: empty key in keys; remove it or give a key such as vm.swappiness")
         keys[key] = probe_key(module.params["proc_root"], key, module.check_mode)
+        if module.params["wanted"] is not None:
+            keys[key] = judge(key, keys[key], module.params["wanted"])
     result = dict(changed=False, probes=keys)
     if module.params["persisted_file"]:
         path = module.params["persisted_file"]

@@ -74,6 +74,14 @@ def test_raw_simulated_gpus(host):
     assert "<inactive>" not in host.check_output("nvidia-smi nvlink -s")
 
 
+def test_raw_stand_in_device_nodes(host):
+    # plant.yml: a character device 195:<minor> per GPU of the profile, and nvidiactl 195:255
+    out = host.check_output("stat -c '%n %F %t:%T %a' /dev/nvidia[0-9]* /dev/nvidiactl")
+    assert out.splitlines() == ["/dev/nvidia%d character special file c3:%d 666" % (n, n) for n in range(6)] + [
+        "/dev/nvidiactl character special file c3:ff 666"]
+    assert host.file("/etc/gpu-sim/device-nodes").content_string.startswith("STAND-IN device nodes")
+
+
 # --- the compliance playbook ---------------------------------------------------------------
 
 def test_compliance_passes_after_converge(tmp_path):
@@ -83,8 +91,8 @@ def test_compliance_passes_after_converge(tmp_path):
     assert host_report["summary"]["mode"] == "post_deploy"
     assert failing(host_report) == []
     passed = set(f["id"] for f in host_report["findings"] if f["status"] == "pass")
-    assert {"gpu_driver", "gpu_count", "ecc_uncorrectable", "nvlink", "layout", "packages",
-            "nccl_effective", "units", "logrotate", "cron"} <= passed
+    assert {"gpu_driver", "gpu_devices", "gpu_count", "ecc_uncorrectable", "nvlink", "layout", "packages",
+            "nccl_effective", "systemd", "units", "logrotate", "cron"} <= passed
     junit = (tmp_path / "compliance-report.xml").read_text()
     assert 'failures="0"' in junit and 'name="nvlink [TP group n0-0 (GPUs 0,1)]"' in junit
 
@@ -137,11 +145,22 @@ def test_nothing_recorded_is_not_applied_never_pass(tmp_path, host):
     by_check = {}
     for f in host_report["findings"]:
         by_check.setdefault(f["id"], set()).add(f["status"])
-    for check_id in ("packages", "nccl_effective", "sysctl", "governor", "logrotate", "cron", "units"):
+    for check_id in ("nccl_effective", "sysctl", "governor", "logrotate", "cron", "units"):
         assert by_check[check_id] == {"not_applied"}, (check_id, by_check[check_id])
-    packages = sorted((f["subject"], f["expected"]) for f in host_report["findings"] if f["id"] == "packages")
-    assert packages == [("cuda-toolkit-12-1", "12.1.1-1 installed and held"),
-                        ("libnccl-dev", NCCL + " installed and held"), ("libnccl2", NCCL + " installed and held")]
+    packages = sorted((f["subject"], f["status"], f["expected"]) for f in host_report["findings"]
+                      if f["id"] == "packages")
+    # without cuda_stack's record the holds it set are someone else's to compliance: each held pin
+    # warns that the rollout will override its hold
+    assert packages == [
+        ("cuda-toolkit-12-1", "not_applied", "12.1.1-1 installed and held"),
+        ("cuda-toolkit-12-1", "warn", "cuda-toolkit-12-1 held by cuda_stack only (or not held)"),
+        ("libnccl-dev", "not_applied", NCCL + " installed and held"),
+        ("libnccl-dev", "warn", "libnccl-dev held by cuda_stack only (or not held)"),
+        ("libnccl2", "not_applied", NCCL + " installed and held"),
+        ("libnccl2", "warn", "libnccl2 held by cuda_stack only (or not held)")]
+    override = [f for f in host_report["findings"] if f["id"] == "packages" and f["status"] == "warn"][0]
+    assert override["remediation"].startswith("site.yml (cuda_stack) will override this hold: it installs "
+                                              "cuda-toolkit-12-1=12.1.1-1 over it")
     assert "NOT_APPLIED" in proc.stdout   # the table names the status
     assert "WARNING: expected 12.1.1-1 installed and held" in (tmp_path / "compliance-report.xml").read_text()
 
@@ -155,6 +174,61 @@ def fault(host):
         host.run_expect([0], "gpu-sim-fault %s" % " ".join(argv))
     yield plant
     host.run_expect([0], "gpu-sim-fault clear")
+
+
+def test_fault_device_nodes_missing(tmp_path, fault, host):
+    fault("device-nodes-missing")
+    assert host.run("ls /dev/nvidia0").rc != 0
+    proc, report, host_report = compliance(tmp_path)
+    assert proc.returncode != 0
+    assert failing(host_report) == [("gpu_devices", "host", "no NVIDIA device nodes")]
+    # site.yml refuses the host in its first play, naming what is missing and the fix; nothing changes
+    before = host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/sysctl.d/60-gpu-serving.conf")
+    proc = playbook("site.yml")
+    out = " ".join(proc.stdout.split())
+    assert proc.returncode != 0
+    assert "host %s: no NVIDIA device nodes in /dev: no /dev/nvidia<minor> character device" % HOST in out
+    assert "nvidia-modprobe -c <minor>" in out and "--gpus all" in out and "Nothing was changed." in out
+    assert "TASK [gpu_fleet.vllm_serving.host_tuning" not in proc.stdout
+    recap = [line for line in proc.stdout.splitlines() if line.startswith(HOST + " ")]
+    assert recap and "changed=0" in recap[-1] and "failed=1" in recap[-1]
+    assert host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/sysctl.d/60-gpu-serving.conf") == before
+
+
+def test_no_systemd_is_not_compliant(tmp_path, host):
+    # to the tools a host whose /run/systemd/system is missing was not booted with systemd
+    # (sd_booted(3)), as on the real H200 VM; everything else is as converged
+    host.run_expect([0], "mv /run/systemd/system /run/systemd/system.keep")
+    try:
+        proc, report, host_report = compliance(tmp_path)
+    finally:
+        host.run_expect([0], "mv /run/systemd/system.keep /run/systemd/system")
+    assert proc.returncode != 0
+    assert failing(host_report) == [("systemd", "host", "not booted with systemd (no /run/systemd/system)")]
+    units = [f for f in host_report["findings"] if f["id"] == "units"]
+    assert [(f["status"], f["actual"]) for f in units] == [("not_applicable", "no systemd on this host")]
+    assert "host %s: systemd: host: not booted with systemd" % HOST in " ".join(proc.stdout.split())
+
+
+GONE_INVENTORY = "[gpu_hosts]\ngpu-gone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1\n"
+
+
+def test_limit_writes_the_report_of_the_limited_hosts(tmp_path):
+    # run from a directory of the operator's: the reports land in gpu_fleet_report_dir below it
+    (tmp_path / "gone.ini").write_text(GONE_INVENTORY)
+    proc = playbook("compliance.yml", "-i", str(tmp_path / "gone.ini"), "--limit", HOST, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    report, host_report = read_report(tmp_path / "gpu-fleet-reports")
+    assert [h["host"] for h in report["hosts"]] == [HOST] and report["compliant"] is True
+    # the only limited host unreachable: the play keeps it, the report says so
+    proc = playbook("compliance.yml", "-i", str(tmp_path / "gone.ini"), "--limit", "gpu-gone", cwd=tmp_path)
+    assert proc.returncode != 0
+    with open(str(tmp_path / "gpu-fleet-reports" / "compliance-report.json")) as handle:
+        report = json.load(handle)
+    assert [(h["host"], h["summary"]["status"]) for h in report["hosts"]] == [("gpu-gone", "unreachable")]
+    assert "127.0.0.1 port 1" in report["hosts"][0]["summary"]["error"]
+    assert "host gpu-gone: could not be checked: unreachable: " in " ".join(proc.stdout.split())
+    assert sorted(os.listdir(str(tmp_path))) == ["gone.ini", "gpu-fleet-reports"]
 
 
 def test_fault_gpu_missing(tmp_path, fault):

@@ -11,6 +11,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import glob
 import json
 import os
 
@@ -53,7 +54,9 @@ def test_no_gpu_fails_clearly_and_writes_both_reports(tmp_path):
     assert driver["status"] == "fail" and "/nonexistent/nvidia-smi" in driver["actual"]
     assert _finding(host_report, "gpu_count")["expected"] == ">= 1"
     junit = (reports / "compliance-report.xml").read_text()
-    assert '<testsuites name="gpu_fleet compliance"' in junit and 'failures="2"' in junit
+    # gpu_driver and gpu_count; gpu_devices and systemd too where this machine lacks them (raw state)
+    failures = 2 + (not glob.glob("/dev/nvidia[0-9]*")) + (not os.path.isdir("/run/systemd/system"))
+    assert '<testsuites name="gpu_fleet compliance"' in junit and 'failures="%d"' % failures in junit
     assert '<testcase classname="localhost.gpu_driver" name="gpu_driver [host]">' in junit
     assert "DEPRECATED" not in proc.stdout
 
@@ -72,6 +75,45 @@ def test_deprecated_alias_and_variables_in_check_mode(tmp_path):
     assert (old / "compliance-report.xml").exists()
     assert not (tmp_path / "gpu-fleet-reports").exists()
     assert not [n for n in os.listdir(str(old)) if n.startswith("preflight")]
+
+
+# A host the controller cannot reach: nothing listens on port 1 of the loopback (refused at once).
+LIMIT_INVENTORY = u"""[gpu_hosts]
+localhost ansible_connection=local
+gpu-gone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1
+"""
+
+
+def run_limited(tmp_path, limit):
+    (tmp_path / "hosts.ini").write_text(LIMIT_INVENTORY)
+    return _run_playbook(tmp_path, os.path.join(PLAYBOOKS, "compliance.yml"), "-i", str(tmp_path / "hosts.ini"),
+                         "--limit", limit, *NO_GPU)
+
+
+def test_limit_to_an_unreachable_host_still_writes_the_reports(tmp_path):
+    proc = run_limited(tmp_path, "gpu-gone")
+    assert proc.returncode == 2, proc.stdout
+    assert "Traceback" not in proc.stdout
+    reports = tmp_path / "gpu-fleet-reports"
+    with open(str(reports / "compliance-report.json")) as handle:
+        report = json.load(handle)
+    assert report["compliant"] is False and [h["host"] for h in report["hosts"]] == ["gpu-gone"]
+    gone = report["hosts"][0]
+    assert gone["findings"] == [] and gone["summary"]["status"] == "unreachable"
+    assert gone["summary"]["error"].startswith("unreachable: ") and "127.0.0.1 port 1" in gone["summary"]["error"]
+    junit = (reports / "compliance-report.xml").read_text()
+    assert '<testsuite name="gpu-gone"' in junit and 'errors="1"' in junit and "127.0.0.1 port 1" in junit
+    assert "host gpu-gone: could not be checked: unreachable: " in " ".join(proc.stdout.split())
+    # the reports go to gpu_fleet_report_dir, nothing else lands in the directory the run started in
+    assert sorted(n for n in os.listdir(str(tmp_path)) if n.startswith("compliance")) == []
+
+
+def test_limit_to_one_host_reports_that_host(tmp_path):
+    proc = run_limited(tmp_path, "localhost")
+    assert proc.returncode == 2, proc.stdout
+    report, host_report = _report(tmp_path / "gpu-fleet-reports")   # localhost only, checked
+    assert host_report["findings"] and host_report["summary"]["status"] == "fail"
+    assert _finding(host_report, "gpu_driver")["status"] == "fail"
 
 
 def test_bad_mode_is_refused_naming_the_variable(tmp_path):

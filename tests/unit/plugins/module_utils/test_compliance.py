@@ -359,6 +359,23 @@ def test_packages_removed_and_drifted():
         ("cuda-toolkit-12-1", "fail", "12.1.0-1 installed"), ("libnccl2", "fail", "not installed")]
 
 
+def test_a_hold_cuda_stack_did_not_set_warns_that_it_will_be_overridden():
+    # libnccl2 held by someone else (an image's pin), the toolkit held by cuda_stack (its record)
+    out = c.check_foreign_holds(H, WANT, {"libnccl2", "cuda-toolkit-12-1", "unrelated-pkg"}, ["cuda-toolkit-12-1"])
+    f = only(out, "warn")
+    assert (f["subject"], f["severity"]) == ("libnccl2", "warn")
+    assert f["actual"] == "held (apt-mark showhold), and cuda_stack recorded no hold of libnccl2: someone else holds it"
+    assert f["remediation"].startswith("site.yml (cuda_stack) will override this hold: it installs "
+                                       "libnccl2=2.14.3-1+cuda11.7 over it")
+    assert "cuda_stack_state=absent releases it later" in f["remediation"]
+    # before cuda_stack ran (no record) every held pin is someone else's
+    assert [x["subject"] for x in c.check_foreign_holds(H, WANT, set(WANT), [])] == sorted(WANT)
+    # nothing held, all held by cuda_stack, holds unknown (no apt-mark or dpkg): nothing to say
+    assert c.check_foreign_holds(H, WANT, set(), []) == []
+    assert c.check_foreign_holds(H, WANT, set(WANT), list(WANT)) == []
+    assert c.check_foreign_holds(H, WANT, None, []) == []
+
+
 def test_packages_not_deployed_or_no_dpkg():
     assert only(c.check_packages(H, WANT, {}, set(), deployed=False), "not_applicable")
     assert only(c.check_packages(H, WANT, None, None), "not_applicable")["actual"] == "no dpkg on this host"
@@ -426,6 +443,32 @@ def test_sysctl_not_applicable_as_recorded_by_host_tuning():
         "present": True, "reason": "read-only: file system mounted read-only", "settable": False}})
     f = c.check_sysctl(H, rep, {"vm.swappiness": "0"})[1]
     assert f["actual"] == "not applicable: read-only: file system mounted read-only"
+
+
+def test_sysctl_absent_numa_balancing_passes_with_a_note():
+    # host_tuning could not set kernel.numa_balancing: this kernel has none (no automatic NUMA
+    # balancing), and 0 (off) was wanted; live, the entry is still absent
+    probe = {"present": False, "value": None, "settable": False, "satisfied": True,
+             "reason": "absent: /proc/sys/kernel/numa_balancing does not exist on this kernel (or not in this "
+                       "network namespace)"}
+    rep = dict(REPORT, sysctl_wanted={"vm.swappiness": 0, "kernel.numa_balancing": 0},
+               sysctl_not_applicable={"kernel.numa_balancing": probe})
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"}, absent={"kernel.numa_balancing"})[1]
+    assert (f["subject"], f["status"], f["severity"], f["expected"]) == ("kernel.numa_balancing", "pass", "info", "0")
+    assert f["actual"] == ("absent: this kernel has no automatic NUMA balancing (built without "
+                           "CONFIG_NUMA_BALANCING): nothing to turn off")
+    # the entry is there now (another kernel booted since): host-owned as before, not a pass
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"}, absent=set())[1]
+    assert f["status"] == "not_applicable" and f["actual"].startswith("not applicable: absent: ")
+    # NUMA balancing wanted on: its absence does not satisfy that
+    on = dict(rep, sysctl_wanted={"kernel.numa_balancing": 1})
+    assert c.check_sysctl(H, on, {}, absent={"kernel.numa_balancing"})[1]["status"] == "not_applicable"
+
+
+def test_sysctl_absent_key_of_another_namespace_stays_not_applicable():
+    rep = dict(REPORT, sysctl_wanted={"net.core.rmem_max": 33554432})
+    f = c.check_sysctl(H, rep, {"vm.swappiness": "0"}, absent={"net.core.rmem_max"})[1]
+    assert (f["status"], f["actual"]) == ("not_applicable", "not applicable: key absent in this network namespace")
 
 
 def test_sysctl_drift_fails():
@@ -529,3 +572,47 @@ def test_layout_request():
     assert c.layout_request(params, "{}", {"available": False, "reason": "no driver"}, H)[2] == \
         "no usable GPU to plan on: no driver"
     assert c.layout_request(dict(params, layout='[{"gpus": [0]}]'), "{}", available, H)[1] == [{"gpus": [0]}]
+
+
+# --- a host that can serve at all: device nodes and systemd ------------------------------------
+
+def test_gpu_devices_pass_with_a_node_per_gpu():
+    topo = {"gpus": [{"index": 0, "minor_number": 0}, {"index": 1, "minor_number": 1}]}
+    f = only(c.check_gpu_devices(H, ["nvidia0", "nvidia1"], [], topo), "pass")
+    assert (f["expected"], f["actual"]) == ("/dev/nvidia<minor> character device per GPU", "nvidia0, nvidia1")
+
+
+def test_gpu_devices_fail_without_nodes_naming_the_fix():
+    f = only(c.check_gpu_devices(H, [], ["nvidia0"], None), "fail")
+    assert f["actual"] == "no NVIDIA device nodes (nvidia0: not character devices)"
+    for words in ("modprobe nvidia", "nvidia-modprobe -c <minor>", "--gpus all", "CDI", "--device /dev/nvidiactl"):
+        assert words in f["remediation"], words
+    assert only(c.check_gpu_devices(H, [], [], None, "/dev", "Permission denied"), "fail")["actual"] == \
+        "cannot list /dev: Permission denied"
+
+
+def test_gpu_devices_fail_for_a_gpu_whose_node_is_missing():
+    # minor numbers need not be the indexes
+    topo = {"gpus": [{"index": 0, "minor_number": 2}, {"index": 1, "minor_number": 5}, {"index": 2}]}
+    out = c.check_gpu_devices(H, ["nvidia2"], [], topo)
+    assert [(f["subject"], f["status"], f["expected"], f["actual"]) for f in out] == [
+        ("GPU 1", "fail", "/dev/nvidia5", "missing (present: nvidia2)")]
+
+
+def test_systemd_as_pid1_passes():
+    f = only(c.check_systemd(H, True, "/usr/bin/systemctl", "systemd"), "pass")
+    assert (f["expected"], f["actual"]) == ("systemd as PID 1", "systemd (PID 1 systemd)")
+
+
+@pytest.mark.parametrize("booted, systemctl, pid1, actual", [
+    # the real H200 VM (a container): PID 1 is the runtime's process, systemctl is installed
+    (False, "/usr/bin/systemctl", "process_api", "not booted with systemd (no /run/systemd/system); PID 1 is process_api"),
+    (False, None, None, "not booted with systemd (no /run/systemd/system); no systemctl"),
+    (True, None, "systemd", "no systemctl"),
+    # the runtime directory gone under a running systemd: the tools then say it is not booted
+    (False, "/usr/bin/systemctl", "systemd", "not booted with systemd (no /run/systemd/system)"),
+])
+def test_no_systemd_fails(booted, systemctl, pid1, actual):
+    f = only(c.check_systemd(H, booted, systemctl, pid1), "fail")
+    assert f["actual"] == actual and f["severity"] == "fail"
+    assert f["remediation"].startswith("The vLLM instances run as systemd units")

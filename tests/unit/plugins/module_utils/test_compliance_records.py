@@ -56,5 +56,8 @@ def test_expected_pins_from_the_record_else_the_rules():
     got = r.expected_pins(requested, record)
     assert (got["source"], got["wanted"], got["nccl_release"]) == ("record", {"libnccl2": "2.14.3-1+cuda11.7"}, "2.14.3")
     assert got["requested_pins"]["libnccl2"] == "2.18.3-1+cuda12.1"
+    # the holds cuda_stack recorded are its own; before it ran it holds nothing
+    assert bare["own_holds"] == [] and got["own_holds"] == []
+    assert r.expected_pins(requested, dict(record, holds=["libnccl2"]))["own_holds"] == ["libnccl2"]
     explicit = r.expected_pins(requested, record, {"libfoo": "1.0"})
     assert explicit["wanted"] == {"libfoo": "1.0"} and explicit["explicit"] is True

@@ -48,3 +48,24 @@ def test_procfs_and_sysfs_paths():
     assert r.sysctl_path("vm.swappiness") == "/proc/sys/vm/swappiness"
     assert r.sysctl_path("net.core.rmem_max", "/tmp/p") == "/tmp/p/net/core/rmem_max"
     assert r.cpu_of("/sys/devices/system/cpu/cpu13/cpufreq/scaling_governor") == "cpu13"
+
+
+def test_absent_numa_balancing_means_off():
+    note = r.absent_satisfies("kernel.numa_balancing", 0)
+    assert note == ("this kernel has no automatic NUMA balancing (built without CONFIG_NUMA_BALANCING): "
+                    "nothing to turn off")
+    assert r.absent_satisfies("kernel.numa_balancing", " 0\n") == note
+    # balancing wanted on, nothing wanted, or a key whose absence says nothing (other netns, typo)
+    assert r.absent_satisfies("kernel.numa_balancing", 1) is None
+    assert r.absent_satisfies("kernel.numa_balancing", None) is None
+    assert r.absent_satisfies("net.core.rmem_max", 0) is None
+    assert r.absent_satisfies("vm.swapiness", 0) is None
+
+
+def test_gpu_device_nodes_are_nvidia_minor_character_devices():
+    # the entries of a real host's /dev with the driver loaded, and what is not a GPU's node
+    entries = [("nvidia10", True), ("nvidia2", True), ("nvidia0", True), ("nvidiactl", True),
+               ("nvidia-uvm", True), ("nvidia-uvm-tools", True), ("nvidia-caps", False),
+               ("nvidia1", False), ("null", True), ("nvidia", True), ("xnvidia3", True)]
+    assert r.gpu_device_nodes(entries) == (["nvidia0", "nvidia2", "nvidia10"], ["nvidia1"])
+    assert r.gpu_device_nodes([]) == ([], [])

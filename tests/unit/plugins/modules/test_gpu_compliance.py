@@ -14,6 +14,8 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
+import os
+import stat
 
 import pytest
 
@@ -21,9 +23,9 @@ from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixtu
 
 TOPOLOGY = json.loads(fixture_text("real/h200x2_nvlink/results/gpu_topology_facts.json"))
 QWEN7B = json.loads(fixture_text("models/Qwen2.5-7B-Instruct/config.json"))
-CATALOG_ORDER = ["gpu_driver", "gpu_count", "ecc_mode", "ecc_uncorrectable", "ecc_remap", "nvlink",
+CATALOG_ORDER = ["gpu_driver", "gpu_devices", "gpu_count", "ecc_mode", "ecc_uncorrectable", "ecc_remap", "nvlink",
                  "fabric_manager", "kernel_log", "layout", "packages", "nccl_effective", "sysctl", "governor",
-                 "logrotate", "cron", "units"]
+                 "logrotate", "cron", "systemd", "units"]
 
 
 # What the roles record (written by hand in the form of roles/*/tasks/record.yml).
@@ -56,9 +58,27 @@ def record(tmp_path, role, content):
     (facts / ("gpu_fleet_%s.fact" % role)).write_text(content if isinstance(content, str) else json.dumps(content))
 
 
+def plant_host(tmp_path, minors=(0, 1)):
+    """A /dev with the NVIDIA nodes of the 2x H200 (character devices 195:<minor>, as the driver
+    makes them) and systemd's runtime directory, as on a host that can serve."""
+    dev = tmp_path / "dev"
+    if not dev.exists():
+        dev.mkdir()
+        (tmp_path / "run-systemd-system").mkdir()
+        try:
+            for minor in minors:
+                os.mknod(str(dev / ("nvidia%d" % minor)), stat.S_IFCHR | 0o666, os.makedev(195, minor))
+            os.mknod(str(dev / "nvidiactl"), stat.S_IFCHR | 0o666, os.makedev(195, 255))
+        except (OSError, AttributeError) as exc:
+            pytest.skip("cannot create character devices here (mknod needs CAP_MKNOD): %s" % exc)
+    return {"dev_dir": str(dev), "systemd_runtime_dir": str(tmp_path / "run-systemd-system")}
+
+
 def check(tmp_path, **extra):
     args = {"topology": TOPOLOGY, "host": "gpu01", "kernel_log": "none", "health_check": False,
             "expected_gpu_count": 2, "facts_dir": str(tmp_path / "facts")}
+    if "dev_dir" not in extra or "systemd_runtime_dir" not in extra:
+        args.update(plant_host(tmp_path))
     args.update(extra)
     return run_module(tmp_path, "gpu_compliance", args, check_mode=True)
 
@@ -206,3 +226,60 @@ def test_bad_parameters_fail_naming_host_and_value(tmp_path, extra, text):
     assert rc == 1 and res["failed"] is True and text in res["msg"], res["msg"]
     if "mode" not in extra:
         assert res["msg"].startswith("gpu_compliance on gpu01: ")
+
+
+# --- a host on which nothing can be served ---------------------------------------------------
+
+def test_no_systemd_fails_the_host(tmp_path):
+    # the real H200 VM: no systemd as PID 1 (setup: service_mgr process_api); everything else may pass
+    rc, res = check(tmp_path, systemd_runtime_dir=str(tmp_path / "no-such-dir"), model_config=QWEN7B)
+    assert rc == 0 and res["summary"]["compliant"] is False
+    assert res["summary"]["failed_checks"] == ["systemd"]
+    f = by_id(res, "systemd")[0]
+    assert (f["status"], f["expected"]) == ("fail", "systemd as PID 1")
+    assert f["actual"].startswith("not booted with systemd (no %s)" % (tmp_path / "no-such-dir"))
+    assert "systemd units" in f["remediation"] and "/sbin/init" in f["remediation"]
+    assert res["readings"]["systemd"] is False
+
+
+def test_with_systemd_and_device_nodes_both_pass(tmp_path):
+    rc, res = check(tmp_path, model_config=QWEN7B)
+    assert rc == 0 and res["summary"]["compliant"] is True
+    assert statuses(res, "systemd") == ["pass"] and statuses(res, "gpu_devices") == ["pass"]
+    assert by_id(res, "gpu_devices")[0]["actual"] == "nvidia0, nvidia1"
+    assert res["readings"]["device_nodes"] == ["nvidia0", "nvidia1"]
+
+
+def test_no_device_nodes_fails_the_host(tmp_path):
+    plant_host(tmp_path)
+    empty = tmp_path / "empty-dev"
+    empty.mkdir()
+    (empty / "null").write_text("")
+    rc, res = check(tmp_path, dev_dir=str(empty), systemd_runtime_dir=str(tmp_path / "run-systemd-system"))
+    assert rc == 0 and res["summary"]["compliant"] is False and res["summary"]["failed_checks"] == ["gpu_devices"]
+    f = by_id(res, "gpu_devices")[0]
+    assert (f["status"], f["actual"]) == ("fail", "no NVIDIA device nodes")
+    assert f["expected"] == "%s/nvidia<minor> character device per GPU" % empty
+    assert "modprobe nvidia" in f["remediation"] and "nvidia-modprobe" in f["remediation"]
+    assert "--device /dev/nvidia<minor>" in f["remediation"]
+
+
+def test_plain_files_named_like_device_nodes_do_not_count(tmp_path):
+    plant_host(tmp_path)
+    fake = tmp_path / "fake-dev"
+    fake.mkdir()
+    for name in ("nvidia0", "nvidia10", "nvidia1"):
+        (fake / name).write_text("not a device\n")
+    rc, res = check(tmp_path, dev_dir=str(fake), systemd_runtime_dir=str(tmp_path / "run-systemd-system"))
+    assert by_id(res, "gpu_devices")[0]["actual"] == "no NVIDIA device nodes (nvidia0, nvidia1, nvidia10: not character devices)"
+
+
+def test_a_gpu_without_its_node_fails(tmp_path):
+    # nvidia-smi lists GPUs 0 and 1 (minor numbers 0, 1); only /dev/nvidia0 was passed through
+    plant_host(tmp_path)
+    one = tmp_path / "one-dev"
+    one.mkdir()
+    os.mknod(str(one / "nvidia0"), stat.S_IFCHR | 0o666, os.makedev(195, 0))
+    rc, res = check(tmp_path, dev_dir=str(one), systemd_runtime_dir=str(tmp_path / "run-systemd-system"))
+    assert [(f["subject"], f["status"], f["expected"], f["actual"]) for f in by_id(res, "gpu_devices")] == [
+        ("GPU 1", "fail", "%s/nvidia1" % one, "missing (present: nvidia0)")]

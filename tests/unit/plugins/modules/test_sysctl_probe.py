@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import pytest
+
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_module
 
 
@@ -22,8 +24,10 @@ def plant(tmp_path):
     return proc, outside
 
 
-def run_probe(tmp_path, keys, proc_root, check_mode=False, persisted_file=None):
+def run_probe(tmp_path, keys, proc_root, check_mode=False, persisted_file=None, wanted=None):
     args = {"keys": keys, "proc_root": str(proc_root)}
+    if wanted is not None:
+        args["wanted"] = wanted
     if persisted_file is not None:
         args["persisted_file"] = str(persisted_file)
     return run_module(tmp_path, "sysctl_probe", args, check_mode)
@@ -93,3 +97,51 @@ def test_unreadable_persisted_file_fails_cleanly(tmp_path):
     rc, res = run_probe(tmp_path, ["vm.swappiness"], proc, persisted_file=tmp_path)  # a directory: EISDIR
     assert rc == 1 and res["failed"] is True
     assert str(tmp_path) in res["msg"] and "persisted_file" in res["msg"]
+
+
+NO_NUMA_BALANCING = ("this kernel has no automatic NUMA balancing (built without CONFIG_NUMA_BALANCING): "
+                     "nothing to turn off")
+
+
+def test_absent_numa_balancing_is_as_wanted_when_off_is_wanted(tmp_path):
+    # a kernel without NUMA balancing has no /proc/sys/kernel/numa_balancing: nothing to turn off
+    proc, dummy = plant(tmp_path)
+    keys = ["kernel.numa_balancing", "vm.swappiness", "net.core.rmem_max"]
+    for check_mode in (True, False):
+        rc, res = run_probe(tmp_path, keys, proc, check_mode=check_mode,
+                            wanted={"kernel.numa_balancing": 0, "vm.swappiness": "60", "net.core.rmem_max": 33554432})
+        assert rc == 0
+        numa = res["probes"]["kernel.numa_balancing"]
+        assert (numa["present"], numa["settable"], numa["satisfied"]) == (False, False, True)
+        assert numa["note"] == NO_NUMA_BALANCING and numa["reason"].startswith("absent: ")
+        # the live value equals the wanted one: satisfied, no note
+        assert (res["probes"]["vm.swappiness"]["satisfied"], res["probes"]["vm.swappiness"]["note"]) == (True, None)
+        # absent for another reason (here: no such key in this tree): not as wanted
+        assert (res["probes"]["net.core.rmem_max"]["satisfied"], res["probes"]["net.core.rmem_max"]["note"]) == (False, None)
+    assert not (proc / "kernel").exists()
+
+
+@pytest.mark.parametrize("wanted", [{"kernel.numa_balancing": 1}, {}])
+def test_absent_numa_balancing_cannot_be_on(tmp_path, wanted):
+    # wanting automatic NUMA balancing ON on such a kernel is not satisfied; a key not named in
+    # wanted is not judged
+    proc, dummy = plant(tmp_path)
+    rc, res = run_probe(tmp_path, ["kernel.numa_balancing"], proc, wanted=wanted)
+    numa = res["probes"]["kernel.numa_balancing"]
+    assert rc == 0 and numa["note"] is None
+    assert numa["satisfied"] is (False if wanted else None)
+
+
+def test_present_numa_balancing_on_is_not_as_wanted(tmp_path):
+    proc, dummy = plant(tmp_path)
+    (proc / "kernel").mkdir()
+    (proc / "kernel" / "numa_balancing").write_text("1\n")
+    rc, res = run_probe(tmp_path, ["kernel.numa_balancing"], proc, check_mode=True, wanted={"kernel.numa_balancing": 0})
+    numa = res["probes"]["kernel.numa_balancing"]
+    assert rc == 0 and (numa["present"], numa["value"], numa["satisfied"], numa["note"]) == (True, "1", False, None)
+
+
+def test_without_wanted_the_probe_is_as_before(tmp_path):
+    proc, dummy = plant(tmp_path)
+    rc, res = run_probe(tmp_path, ["kernel.numa_balancing"], proc)
+    assert rc == 0 and "satisfied" not in res["probes"]["kernel.numa_balancing"]
