@@ -122,3 +122,15 @@ def test_security_doc_table_is_the_sweep():
     from ansible_collections.gpu_fleet.vllm_serving.tests.unit.validation.render_table import DOC, doc_table, render
     with open(DOC) as handle:
         assert doc_table(handle.read()) == render(CASES), "run: python tests/unit/validation/render_table.py --write"
+
+
+@pytest.mark.parametrize("target", [None, "full", "degraded"])
+def test_rollback_target_accepted(tmp_path, target):
+    """The check passes a good or absent target (the run then stops at the GPU facts: no GPUs here)."""
+    (tmp_path / "inventory.ini").write_text(u"[gpu_hosts]\nlocalhost ansible_connection=local\n")
+    extra = [] if target is None else ["-e", "gpu_fleet_rollback_to=%s" % target]
+    proc = run_playbook(tmp_path, os.path.join(ROOT, "playbooks", "rollback.yml"), "-i", str(tmp_path / "inventory.ini"),
+                        *extra, check=True)
+    assert "TASK [Refuse a rollback target that is not a layout]" in proc.stdout, proc.stdout
+    after = proc.stdout.split("TASK [Refuse a rollback target that is not a layout]")[1].split("TASK [")[0]
+    assert after.split("\n", 1)[1].strip().startswith("ok: [localhost]"), proc.stdout
