@@ -10,6 +10,8 @@
 - ``parse_one_line`` / ``parse_deb822``: entries of ``sources.list``/``*.list`` and ``*.sources``.
 - ``foreign_entries``: entries for a repository URI outside the file the collection owns, with
   what to do about each file (remove the file, or remove the lines, or refuse).
+- ``signed_by_conflict``: whether definitions of one repository disagree on Signed-By (apt then
+  refuses to read any source).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -252,3 +254,25 @@ def foreign_entries(entries, uri, owned_file):
         else:
             actions[path] = "refuse"
     return foreign, actions
+
+
+def signed_by_conflict(entries):
+    """Whether apt stops on ``entries`` (in apt's reading order: sources.list, then the files of
+    sources.list.d sorted by name) with "Conflicting values set for option Signed-By": per
+    repository (URI, see normalize_uri, and suite) the first entry's Signed-By holds; a later entry
+    may add one where there was none, any other difference is a conflict (apt 2.6.2: none then a
+    key is accepted, a key then none or another key is refused; apt 2.2.4 refuses two keys too,
+    tests/fixtures/apt_policy/debian11/indextargets_conflict.err)."""
+    held = {}
+    for entry in entries:
+        if not entry["enabled"]:
+            continue
+        value = entry["signed_by"] or ""
+        for uri in entry["uris"]:
+            for suite in entry["suites"] or [""]:
+                key = (normalize_uri(uri), suite)
+                if key not in held or not held[key]:
+                    held[key] = held.get(key) or value
+                elif held[key] != value:
+                    return True
+    return False

@@ -23,6 +23,9 @@ description:
     with the action that removes them per file. A second definition of the same URI with another
     C(Signed-By) makes apt stop with C(Conflicting values set for option Signed-By).
   - URIs are compared with http and https alike and trailing slashes ignored.
+  - With O(check_apt), also asks apt itself whether it can read its sources (the read-only
+    C(apt-get indextargets)) and returns its error lines: a conflicting definition stops every apt
+    command on the host, and apt's message names no file.
   - Changes nothing; the caller removes what it decides to remove.
 author:
   - gpu_fleet maintainers (@gpu-fleet)
@@ -55,6 +58,11 @@ options:
     description: Seconds to wait for a key URL.
     type: int
     default: 30
+  check_apt:
+    description: Run C(apt-get indextargets) (with C(Dir::Etc) set to O(apt_dir)) and return whether
+      apt can read its sources (RV(apt_readable), RV(apt_errors)).
+    type: bool
+    default: false
 notes:
   - Supports check mode.
 seealso:
@@ -123,6 +131,26 @@ actions:
   returned: always
   type: dict
   sample: {/etc/apt/sources.list.d/cuda-debian11-x86_64.list: remove_file}
+signed_by_conflict:
+  description: Whether apt stops on the definitions of the repository in RV(entries) (in apt's reading
+    order) because they disagree on C(Signed-By) (a first one without and a later one with it is
+    accepted; any other difference is not); apt then reads no source at all.
+  returned: always
+  type: bool
+  sample: true
+apt_readable:
+  description: Whether C(apt-get indextargets) could read the sources; true when O(check_apt) is false.
+  returned: always
+  type: bool
+  sample: false
+apt_errors:
+  description: apt's C(E:) lines from C(apt-get indextargets), each once (empty when it read the sources).
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - "E: Conflicting values set for option Signed-By regarding source https://developer.download.nvidia.com/compute/cuda/repos/debian11/x86_64/ /: /etc/apt/keyrings/gpu-fleet-cuda.asc != /usr/share/keyrings/cuda-archive-keyring.gpg"
+    - "E: The list of sources could not be read."
 """
 
 import glob
@@ -131,7 +159,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 from ansible.module_utils.urls import fetch_url
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _apt_source
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _apt_policy, _apt_source
 
 
 def read_key(module, key):
@@ -154,6 +182,31 @@ def read_key(module, key):
     module.fail_json(msg="key %r is neither a URL, an absolute path nor an armoured key block" % key)
 
 
+def read_sources(module, apt_dir):
+    """Entries of every source file, in apt's order: sources.list, then sources.list.d by name."""
+    files = [os.path.join(apt_dir, "sources.list")]
+    files += sorted(glob.glob(os.path.join(apt_dir, "sources.list.d", "*.list"))
+                    + glob.glob(os.path.join(apt_dir, "sources.list.d", "*.sources")))
+    entries = []
+    for path in files:
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot read apt source file %s: %s" % (path, to_native(exc)))
+        entries.extend(_apt_source.parse_sources(path, text))
+    return entries
+
+
+def apt_reads_sources(module, apt_dir):
+    """(readable, error lines) from apt itself: indextargets reads the sources, fetches nothing."""
+    argv = ["apt-get", "-o", "Dir::Etc=" + apt_dir, "indextargets", "--format", "$(URI)"]
+    rc, dummy, err = module.run_command(argv, environ_update={"LC_ALL": "C"})
+    return rc == 0, _apt_policy.apt_errors(err) if rc != 0 else []
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -163,6 +216,7 @@ def main():
             fingerprints=dict(type="list", elements="str", default=[]),
             apt_dir=dict(type="path", default="/etc/apt"),
             timeout=dict(type="int", default=30),
+            check_apt=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -175,19 +229,8 @@ def main():
         module.fail_json(msg="the signing key from %s is not an OpenPGP public key: %s" % (source, exc))
     wanted = [_apt_source.normalize_fingerprint(f) for f in params["fingerprints"]]
 
-    files = [os.path.join(params["apt_dir"], "sources.list")]
-    files += sorted(glob.glob(os.path.join(params["apt_dir"], "sources.list.d", "*.list")))
-    files += sorted(glob.glob(os.path.join(params["apt_dir"], "sources.list.d", "*.sources")))
-    entries = []
-    for path in files:
-        if not os.path.isfile(path):
-            continue
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read().decode("utf-8", "replace")
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read apt source file %s: %s" % (path, to_native(exc)))
-        entries.extend(_apt_source.parse_sources(path, text))
+    entries = read_sources(module, params["apt_dir"])
+    readable, errors = apt_reads_sources(module, params["apt_dir"]) if params["check_apt"] else (True, [])
     wanted_uri = _apt_source.normalize_uri(params["uri"])
     mine = [e for e in entries if any(_apt_source.normalize_uri(u) == wanted_uri for u in e["uris"])]
     foreign, actions = _apt_source.foreign_entries(entries, params["uri"], params["owned_file"])
@@ -200,6 +243,9 @@ def main():
         entries=mine,
         foreign=foreign,
         actions=actions,
+        signed_by_conflict=_apt_source.signed_by_conflict(mine),
+        apt_readable=readable,
+        apt_errors=errors,
     )
 
 

@@ -9,6 +9,9 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import shutil
+import subprocess
+
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _apt_source as a
@@ -95,3 +98,52 @@ def test_foreign_entries_and_actions():
         "/etc/apt/sources.list.d/mixed.sources": "refuse",
     }
     assert len(foreign) == 3 and owned not in [e["file"] for e in foreign]
+
+
+CUDA = "https://developer.download.nvidia.com/compute/cuda/repos/debian11/x86_64/"
+OWNED = "Types: deb\nURIs: %s\nSuites: /\nSigned-By: /etc/apt/keyrings/gpu-fleet-cuda.asc\n" % CUDA
+
+
+KEYRING_LIST = "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] %s /\n" % CUDA  # cuda-keyring's
+
+
+# (file, text) in apt's reading order -> whether apt refuses to read the sources; the expected
+# values were read off apt 2.6.2 (and test_apt_agrees asks this machine's apt again).
+SIGNED_BY_CASES = [
+    ([("/etc/apt/sources.list.d/cuda-debian11-x86_64.list", KEYRING_LIST), ("/etc/apt/sources.list.d/cuda.sources", OWNED)], True),
+    ([("/etc/apt/sources.list.d/cuda.sources", OWNED), ("/etc/apt/sources.list.d/z.list", "deb %s /\n" % CUDA)], True),
+    ([("/etc/apt/sources.list", "deb %s /\n" % CUDA), ("/etc/apt/sources.list.d/cuda.sources", OWNED)], False),
+    ([("/etc/apt/sources.list", "deb %s /\n" % CUDA), ("/etc/apt/sources.list.d/a.list", KEYRING_LIST),
+      ("/etc/apt/sources.list.d/cuda.sources", OWNED)], True),
+    ([("/etc/apt/sources.list.d/a.list", "deb [signed-by=/etc/apt/keyrings/gpu-fleet-cuda.asc] %s /\n" % CUDA.rstrip("/")),
+      ("/etc/apt/sources.list.d/cuda.sources", OWNED)], False),
+    ([("/etc/apt/sources.list.d/a.list", "# " + KEYRING_LIST), ("/etc/apt/sources.list.d/cuda.sources", OWNED)], False),
+    ([("/etc/apt/sources.list", "deb [signed-by=/o.gpg] http://deb.debian.org/debian bullseye main\n"),
+      ("/etc/apt/sources.list.d/cuda.sources", OWNED)], False),
+]
+
+
+@pytest.mark.parametrize("files, conflict", SIGNED_BY_CASES)
+def test_signed_by_conflict_as_apt_decides(files, conflict):
+    entries = sum([a.parse_sources(path, text) for path, text in files], [])
+    assert a.signed_by_conflict(entries) is conflict
+
+
+def test_signed_by_conflict_ignores_disabled_stanzas():
+    disabled = OWNED.replace("gpu-fleet-cuda.asc", "other.asc") + "Enabled: no\n"
+    entries = a.parse_sources("/a.sources", OWNED) + a.parse_sources("/b.sources", disabled)
+    assert a.signed_by_conflict(entries) is False
+
+
+@pytest.mark.skipif(shutil.which("apt-get") is None, reason="needs apt (Debian/Ubuntu)")
+@pytest.mark.parametrize("files, conflict", SIGNED_BY_CASES)
+def test_apt_agrees(tmp_path, files, conflict):
+    """The same files under a private Dir::Etc: apt-get indextargets fails exactly on the conflicts."""
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list").write_text("")
+    for path, text in files:
+        (tmp_path / path[len("/etc/apt/"):]).write_text(text)
+    proc = subprocess.run(["apt-get", "-o", "Dir::Etc=%s" % tmp_path, "indextargets"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    assert (proc.returncode != 0) is conflict, proc.stderr
+    assert ("Conflicting values set for option Signed-By" in proc.stderr) is conflict

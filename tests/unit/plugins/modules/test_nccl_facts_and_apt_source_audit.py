@@ -106,3 +106,23 @@ def test_apt_source_audit_unusable_key_fails_cleanly(tmp_path):
         rc, res = run_module(tmp_path, "apt_source_audit", {
             "uri": NV, "owned_file": "/x", "key": key, "apt_dir": str(apt)}, check_mode=True)
         assert rc == 1 and res["failed"] is True and key in res["msg"], res
+
+
+def test_apt_source_audit_asks_apt_whether_it_can_read_the_sources(tmp_path):
+    """A second definition with another Signed-By: the module names both entries, and apt itself
+    (apt-get indextargets of this machine, Dir::Etc at the planted tree) says it reads no source."""
+    apt = plant_apt(tmp_path)
+    (apt / "sources.list.d" / "cuda-debian11-x86_64.list").write_text(
+        "deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] %s /\n" % NV)  # cuda-keyring's
+    args = {"uri": NV, "owned_file": str(apt / "sources.list.d" / "cuda.sources"), "apt_dir": str(apt),
+            "key": os.path.join(KEYS, "gpu-sim-archive.asc"), "check_apt": True}
+    rc, res = run_module(tmp_path, "apt_source_audit", args, check_mode=True)
+    assert rc == 0 and res["signed_by_conflict"] is True and res["apt_readable"] is False
+    assert res["apt_errors"][-1] == "E: The list of sources could not be read."
+    assert res["apt_errors"][0].startswith("E: Conflicting values set for option Signed-By regarding source " + NV)
+    assert len(res["apt_errors"]) == 2  # apt prints each twice
+    assert sorted(e["file"] for e in res["entries"]) == [
+        str(apt / "sources.list.d" / "cuda-debian11-x86_64.list"), str(apt / "sources.list.d" / "cuda.sources")]
+    (apt / "sources.list.d" / "cuda-debian11-x86_64.list").unlink()
+    rc, res = run_module(tmp_path, "apt_source_audit", args, check_mode=True)
+    assert (rc, res["signed_by_conflict"], res["apt_readable"], res["apt_errors"]) == (0, False, True, [])
