@@ -24,7 +24,7 @@ description:
     C(Signed-By) makes apt stop with C(Conflicting values set for option Signed-By).
   - URIs are compared with http and https alike and trailing slashes ignored.
   - With O(check_apt), also asks apt itself whether it can read its sources (the read-only
-    C(apt-get indextargets)) and returns its error lines: a conflicting definition stops every apt
+    C(apt-get indextargets)) and returns its error lines. A conflicting definition stops every apt
     command on the host, and apt's message names no file.
   - Changes nothing; the caller removes what it decides to remove.
 author:

@@ -4,7 +4,8 @@
 """Raw host state after cuda_stack on a simulated host, then the other cases driven with
 ansible-playbook against the same host, in this order (pytest keeps file order):
 
-converged state -> facts -> --check -> refusals that must leave the host untouched (missing build,
+converged state -> facts -> --check -> refusals that must leave the host untouched (missing build, a
+site pin file holding another build, a second repository definition in site.yml's first play,
 wrong key, foreign entry with mode fail, bad tarball) -> upgrade and downgrade -> tarball method
 (install, upgrade, rollback) -> state=absent.
 
@@ -31,9 +32,10 @@ if os.environ.get("MOLECULE_PROJECT_DIRECTORY"):  # host.ansible() runs the coll
     os.environ.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(os.environ["MOLECULE_PROJECT_DIRECTORY"], ".build", "ac"))
 
 
-def playbook(*extra, check=False):
+def playbook(*extra, check=False, name="converge.yml"):
+    """converge.yml (the role), or validate.yml (its checks as site.yml's first play runs them)."""
     args = extra_vars(*extra) + (["--check", "--diff"] if check else [])
-    proc = run_playbook("molecule/cuda_stack/converge.yml", *args, env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
+    proc = run_playbook("molecule/cuda_stack/" + name, *args, env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
     return proc.returncode, proc.stdout
 
 
@@ -158,9 +160,56 @@ def test_missing_build_fails_and_leaves_the_host_untouched(host):
     before = snapshot(host)
     rc, out = playbook({"cuda_stack_nccl_build": "2.14.3-1+cuda12.1"})
     assert rc != 0
-    assert "host %s: libnccl2 2.14.3-1+cuda12.1 is not in %s" % (HOST, REPO) in out
-    assert "builds there: 2.18.3-1+cuda12.1, 2.14.3-1+cuda11.7, 2.14.3-1+cuda11.0." in out  # madison's order
+    assert "host %s: cuda_stack_nccl_build is 2.14.3-1+cuda12.1: libnccl2 2.14.3-1+cuda12.1 is not in the " \
+           "repository; versions there: 2.18.3-1+cuda12.1, 2.14.3-1+cuda11.7, 2.14.3-1+cuda11.0." % HOST in out
+    assert "or fix the mirror (%s). Nothing was changed." % REPO in out
     assert snapshot(host) == before
+
+
+def test_site_pin_holding_the_old_build_refused_before_the_pins_change(host):
+    """Issue 16: a pin file of the site holds the installed build; asked for another build, the role
+    once rewrote its own pin file and then failed in apt ("no available installation candidate")."""
+    site = "/etc/apt/preferences.d/00-site-nccl"
+    other = "2.14.3-1+cuda11.0"
+    host.check_output("printf 'Package: libnccl2 libnccl-dev\\nPin: version %s\\nPin-Priority: 1001\\n' > %s" % (PINNED, site))
+    try:
+        assert "Candidate: %s" % PINNED in host.check_output("apt-cache policy libnccl2")
+        before, pins = snapshot(host), host.check_output("sha256sum %s" % PINS)
+        for name in ("validate.yml", "converge.yml"):  # site.yml's first play, and the role alone
+            rc, out = playbook({"cuda_stack_nccl_build": other}, name=name)
+            assert rc != 0
+            for package in ("libnccl2", "libnccl-dev"):
+                assert ("host %s: cuda_stack_nccl_build is %s: with the apt pins this host would have, apt's candidate "
+                        "for %s is %s (priority 1001), not %s (priority 1001)" % (HOST, other, package, PINNED, other)) in out
+            assert "decided by %s:1 (Package: libnccl2 libnccl-dev; Pin: version %s; Pin-Priority: 1001)" % (site, PINNED) in out
+            assert "Fix: remove %s or change its pin" % site in out and "Nothing was changed." in out
+            assert host.check_output("sha256sum %s" % PINS) == pins and "Pin: version %s" % PINNED in host.file(PINS).content_string
+            assert snapshot(host) == before
+    finally:
+        host.check_output("rm -f %s" % site)
+
+
+def test_second_repository_definition_refused_in_the_first_play_naming_both_files(host):
+    """Issue 16: cuda-keyring's list (another Signed-By) next to the role's cuda.sources stops every apt
+    command, so housekeeping's apt task failed before cuda_stack could remove it."""
+    planted = "/etc/apt/sources.list.d/cuda-debian11-x86_64.list"
+    owned = "/etc/apt/sources.list.d/cuda.sources"
+    host.check_output("echo 'deb [signed-by=/usr/share/keyrings/cuda-archive-keyring.gpg] %s /' > %s" % (REPO, planted))
+    try:
+        broken = host.run("apt-get indextargets")
+        assert broken.rc != 0 and "Conflicting values set for option Signed-By" in broken.stderr  # apt itself
+        before = snapshot(host)
+        rc, out = playbook(name="validate.yml")
+        assert rc != 0
+        assert "host %s: cuda_stack_foreign_repo_entries is remove: %s is defined in %s, not only in the role's own %s" \
+               % (HOST, REPO, planted, owned) in out
+        assert "%s:1 with Signed-By /usr/share/keyrings/cuda-archive-keyring.gpg; %s:1 with Signed-By %s" \
+               % (planted, owned, KEYRING) in out
+        assert "Fix: delete %s (the role defines the repository itself, in %s)." % (planted, owned) in out
+        assert "apt says: E: Conflicting values set for option Signed-By" in out and "Nothing was changed." in out
+        assert snapshot(host) == before
+    finally:
+        host.check_output("rm -f %s" % planted)
 
 
 def test_unexpected_key_fails_before_any_change(host):
