@@ -149,7 +149,10 @@ apt_errors:
   type: list
   elements: str
   sample:
-    - "E: Conflicting values set for option Signed-By regarding source https://developer.download.nvidia.com/compute/cuda/repos/debian11/x86_64/ /: /etc/apt/keyrings/gpu-fleet-cuda.asc != /usr/share/keyrings/cuda-archive-keyring.gpg"
+    - >-
+      E: Conflicting values set for option Signed-By regarding source
+      https://developer.download.nvidia.com/compute/cuda/repos/debian11/x86_64/ /:
+      /usr/share/keyrings/cuda-archive-keyring.gpg != /etc/apt/keyrings/gpu-fleet-cuda.asc
     - "E: The list of sources could not be read."
 """
 
