@@ -17,6 +17,7 @@ KEY = "/nonexistent/gpu-fleet-test.asc"
 PROBE = "cannot read the signing key %s" % KEY
 BASE = {"cuda_stack_apt_repo_url": "file:///srv/mirror", "cuda_stack_apt_signing_key": KEY}
 SHA = "0123456789abcdef" * 4
+SPEC = "Validation of arguments failed:\n"
 
 CASES = {
     "defaults": ({}, PROBE),
@@ -27,10 +28,11 @@ CASES = {
     "old_driver_accepted": ({"gpu_topology": {"driver_version": "525.60.13"}, "cuda_stack_driver_check": False}, PROBE),
     "tarball_complete": ({"cuda_stack_nccl_install_method": "tarball", "cuda_stack_nccl_tarball_url": "file:///srv/n.txz",
                           "cuda_stack_nccl_tarball_sha256": SHA}, PROBE),
-    "absent_checks_only_the_state": ({"cuda_stack_state": "absent", "cuda_stack_nccl_install_method": "pip"}, "accepted"),
-    "state": ({"cuda_stack_state": "presnt"}, 'cuda_stack_state is "presnt": it must be present'),
-    "method": ({"cuda_stack_nccl_install_method": "pip"}, 'cuda_stack_nccl_install_method is "pip": it must be apt'),
-    "foreign": ({"cuda_stack_foreign_repo_entries": "ignore"}, 'cuda_stack_foreign_repo_entries is "ignore": it must be remove'),
+    "absent_checks_only_the_state": ({"cuda_stack_state": "absent", "cuda_stack_cuda_version": "12.4"}, "accepted"),
+    # Choices are the argument spec's (entry point validate): Ansible refuses them before the tasks.
+    "state": ({"cuda_stack_state": "presnt"}, SPEC + "value of cuda_stack_state must be one of: present, absent, got: presnt"),
+    "method": ({"cuda_stack_nccl_install_method": "pip"}, SPEC + "value of cuda_stack_nccl_install_method must be one of: apt, tarball"),
+    "foreign": ({"cuda_stack_foreign_repo_entries": "ignore"}, SPEC + "value of cuda_stack_foreign_repo_entries must be one of: remove, fail"),
     "cuda_unknown": ({"cuda_stack_cuda_version": "12.4"},
                      'cuda_stack_cuda_version is "12.4": it is not in the collection\'s compatibility table'),
     "toolkit_other_release": ({"cuda_stack_cuda_package_version": "12.4.1-1"},
@@ -72,6 +74,8 @@ def test_cuda_stack_settings(results, case):
     got = results[case]
     if expected in ("accepted", PROBE):
         assert got == expected or (expected == PROBE and PROBE in got), got
+    elif expected.startswith(SPEC):
+        assert got.startswith(SPEC) and expected[len(SPEC):] in got, got
     else:
         assert got.startswith("host localhost: ") and expected in got, got
         assert got.endswith("Nothing was changed."), got
