@@ -436,5 +436,31 @@ def test_refused_paths_change_nothing(box):
     assert "housekeeping_cache_dirs[0] is" not in out.stdout
     assert "Traceback" not in out.stdout
     assert "changed=0" in out.stdout
-    assert "TASK [gpu_fleet.vllm_serving.host_tuning" not in out.stdout
+    assert _tuning_tasks(out.stdout) == []
     assert after == before
+
+
+def _tuning_tasks(output):
+    """The host_tuning tasks that ran, less its read-only checks (the validation play: tasks/validate.yml's
+    "Refuse ..." checks and governor_check.yml's dry run)."""
+    checks = (" : Refuse ", " : Find out what the CPUs need")
+    return [line for line in output.splitlines()
+            if line.startswith("TASK [gpu_fleet.vllm_serving.host_tuning") and not any(c in line for c in checks)]
+
+
+def test_refused_governor_changes_nothing(box):
+    """A governor name the helper refuses (here one that would add a line to the unit) fails the
+    host in the validation play: the unit is not written, nor anything else the run asks for."""
+    before = box.check_output(STATE)
+    unit = box.file("/etc/systemd/system/gpu-fleet-cpu-governor.service").content_string
+    out = _ansible_playbook(box, extra={"host_tuning_governor": "performance\nExecStartPre=/bin/true",
+                                        "host_tuning_sysctl": {"vm.max_map_count": 1048576}})
+    assert out.returncode != 0
+    assert "host i5-host-tuning: host_tuning_governor is " in out.stdout
+    assert "it must be a cpufreq governor name, lower-case letters, digits, _ and - only" in out.stdout
+    assert "Nothing was changed." in out.stdout
+    assert "Traceback" not in out.stdout
+    assert "changed=0" in out.stdout
+    assert _tuning_tasks(out.stdout) == []
+    assert box.check_output(STATE) == before
+    assert box.file("/etc/systemd/system/gpu-fleet-cpu-governor.service").content_string == unit
