@@ -32,9 +32,12 @@ CONVERGED = {
 }
 
 
-def _words(text):
-    """TEXT with every run of white space one space (the callback's YAML may fold long lines)."""
-    return " ".join(text.split())
+def _refused(extra):
+    """rollback.yml with EXTRA over the converged options; its output as one line of words, the
+    results in the JSON format (one line per result), their quotes unescaped."""
+    proc = run_playbook("playbooks/rollback.yml", *extra_vars(CONVERGED, extra),
+                        env={"ANSIBLE_CALLBACK_RESULT_FORMAT": "json"})
+    return proc.returncode, " ".join(proc.stdout.replace('\\"', '"').split())
 
 
 def _sha256(host, path):
@@ -47,9 +50,8 @@ def _main_pids(host):
 
 def test_refused_nginx_config_is_not_written(host):
     before = _sha256(host, NGINX_FILE)
-    proc = run_playbook("playbooks/rollback.yml", *extra_vars(CONVERGED, {"vllm_server_metrics_allow": ["10.0.0.0/33"]}))
-    out = _words(proc.stdout)
-    assert proc.returncode != 0, out
+    rc, out = _refused({"vllm_server_metrics_allow": ["10.0.0.0/33"]})
+    assert rc != 0, out
     assert "gpu-fleet-nginx-check: nginx refuses the configuration with the new %s" % NGINX_FILE in out, out
     assert 'invalid parameter "10.0.0.0/33" in %s' % NGINX_FILE in out, out
     assert _sha256(host, NGINX_FILE) == before
@@ -61,9 +63,8 @@ def test_refused_nginx_config_is_not_written(host):
 def test_refused_unit_is_not_written(host):
     units = {p: _sha256(host, p) for p in UNITS + ENV_FILES}
     pids = _main_pids(host)
-    proc = run_playbook("playbooks/rollback.yml", *extra_vars(CONVERGED, {"vllm_server_writable_paths": ["relative/cache"]}))
-    out = _words(proc.stdout)
-    assert proc.returncode != 0, out
+    rc, out = _refused({"vllm_server_writable_paths": ["relative/cache"]})
+    assert rc != 0, out
     assert "gpu-fleet-unit-verify: systemd refuses vllm@.service as rendered" in out, out
     assert "ReadWritePaths= path is not absolute, ignoring: relative/cache" in out, out
     assert {p: _sha256(host, p) for p in UNITS + ENV_FILES} == units
