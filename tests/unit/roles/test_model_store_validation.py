@@ -43,18 +43,23 @@ def entry(tmp_path, **over):
 
 
 @pytest.mark.parametrize("over, text", [
-    ({"revision": "main"}, "revision 'main' is not a full 40-digit commit hash"),
-    ({"repo_id": "../etc"}, "repo_id '../etc' is not owner/name"),
-    ({"path": "/srv"}, "path '/srv' must be an absolute, normalised directory of its own"),
-    ({"path": "models/m"}, "path 'models/m' must be an absolute"),
-    ({"source": "ftp"}, "source 'ftp' is not one of hub, dir, http"),
-    ({"source": "http", "mirror": "/not/a/url"}, "source http needs mirror, an http(s):// base URL"),
-    ({"format": "onnx"}, "format 'onnx' is not one of"),
+    ({"revision": "main"}, 'model_store_models[0].revision is "main": it is not a full 40-digit commit hash'),
+    ({"repo_id": "../etc"}, 'model_store_models[0].repo_id is "../etc": it is not owner/name'),
+    ({"path": "/srv"}, 'model_store_models[0].path is "/srv": it is a system directory'),
+    ({"path": "/var/lib/"}, 'model_store_models[0].path is "/var/lib/": it is a system directory'),
+    ({"path": "/usr/lib/models"}, 'model_store_models[0].path is "/usr/lib/models": it is a system directory'),
+    ({"path": "models/m"}, 'model_store_models[0].path is "models/m": it must be an absolute'),
+    ({"path": "/srv/models/a b"}, 'model_store_models[0].path is "/srv/models/a b": it must be an absolute, normalised path without blanks'),
+    ({"source": "ftp"}, 'model_store_models[0].source is "ftp": it must be one of hub, dir, http'),
+    ({"source": "http", "mirror": "/not/a/url"}, 'model_store_models[0].mirror is "/not/a/url": source http needs an http(s):// base URL'),
+    ({"format": "onnx"}, 'model_store_models[0].format is "onnx": it must be one of'),
 ])
 def test_bad_entry_is_refused_naming_host_value_and_fix(tmp_path, over, text):
     rc, out = run_role(tmp_path, [entry(tmp_path, **over)])
     assert rc != 0
-    assert "model_store on testhost: nothing was changed;" in out and text in out, out
+    msg = _msg(out)
+    assert msg.startswith("host testhost: model_store_models[0].") and text in msg, msg
+    assert msg.endswith("Nothing was changed."), msg
     assert "Traceback" not in out
     assert not (tmp_path / "models").exists()
 
@@ -62,8 +67,18 @@ def test_bad_entry_is_refused_naming_host_value_and_fix(tmp_path, over, text):
 def test_all_problems_are_reported_at_once_and_duplicate_paths_refused(tmp_path):
     rc, out = run_role(tmp_path, [entry(tmp_path, revision="v1.0"), entry(tmp_path), entry(tmp_path)])
     assert rc != 0
-    assert "entry 0 (Qwen/Qwen2.5-0.5B-Instruct): revision 'v1.0'" in out
-    assert "entry 2 (Qwen/Qwen2.5-0.5B-Instruct): path '%s' is used by another entry" % (tmp_path / "models" / "m") in out
+    msg = _msg(out)
+    assert 'model_store_models[0].revision is "v1.0"' in msg
+    for index in (1, 2):
+        assert ('model_store_models[%d].path is "%s": model_store_models[0] has it too' % (index, tmp_path / "models" / "m")) in msg
+    assert 'model_store_models[0].path is' not in msg
+
+
+def test_a_group_that_is_no_group_name_is_refused(tmp_path):
+    rc, out = run_role(tmp_path, [entry(tmp_path)], model_store_group="vllm; rm")
+    assert rc != 0
+    assert _msg(out) == ('host testhost: model_store_group is "vllm; rm": it is not a valid group name; set it to '
+                         "the vLLM service user's group (vllm). Nothing was changed.")
 
 
 def test_missing_mirror_answer_fails_before_any_change(tmp_path):
