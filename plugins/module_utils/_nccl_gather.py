@@ -13,6 +13,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import fnmatch
 import glob
 import mmap
 import os
@@ -59,9 +60,10 @@ def torch_nccl(venv):
     return None
 
 
-def gather(run, ldconfig, venvs, env_files, libraries=(), pinned_path=None, machine=None):
+def gather(run, ldconfig, venvs, env_files, libraries=(), pinned_path=None, machine=None, env_excludes=("api-key.env",)):
     """The ``nccl`` facts (see nccl_facts' RETURN). Raises NcclGatherError when ``ldconfig -p``
-    fails or an environment file cannot be read."""
+    fails or an environment file cannot be read. Files whose base name matches one of
+    ``env_excludes`` (the API key file) are not instances and are never opened."""
     rc, out, err = run([ldconfig, "-p"])
     if rc != 0:
         raise NcclGatherError("ldconfig -p failed (rc %d): %s" % (rc, err.strip()), rc, out, err)
@@ -80,6 +82,8 @@ def gather(run, ldconfig, venvs, env_files, libraries=(), pinned_path=None, mach
     instances = {}
     for pattern in env_files:
         for path in sorted(glob.glob(pattern)):
+            if any(fnmatch.fnmatchcase(os.path.basename(path), ex) for ex in env_excludes):
+                continue
             try:
                 with open(path) as handle:
                     env = parse_env_text(handle.read())

@@ -42,6 +42,14 @@ options:
     type: list
     elements: str
     default: [/etc/vllm/*.env]
+  env_excludes:
+    description:
+      - File names (shell globs, matched against the base name) among I(env_files) that are not
+        instance environment files and are never opened, for example the API key file of
+        M(gpu_fleet.vllm_serving) role C(vllm_server), which holds a secret.
+    type: list
+    elements: str
+    default: [api-key.env]
   libraries:
     description:
       - Further NCCL library files to report (for example a tarball install's
@@ -158,6 +166,7 @@ def main():
         argument_spec=dict(
             venvs=dict(type="list", elements="path", default=[]),
             env_files=dict(type="list", elements="str", default=["/etc/vllm/*.env"]),
+            env_excludes=dict(type="list", elements="str", default=["api-key.env"]),
             libraries=dict(type="list", elements="path", default=[]),
             pinned_path=dict(type="path"),
         ),
@@ -167,7 +176,7 @@ def main():
     try:
         facts = gather(lambda argv: module.run_command(argv, environ_update={"LC_ALL": "C"}), ldconfig,
                        module.params["venvs"], module.params["env_files"], module.params["libraries"],
-                       module.params["pinned_path"], os.uname()[4])
+                       module.params["pinned_path"], os.uname()[4], module.params["env_excludes"])
     except NcclGatherError as exc:
         module.fail_json(msg=str(exc), rc=exc.rc, stdout=exc.stdout, stderr=exc.stderr)
     module.exit_json(changed=False, ansible_facts={"nccl": facts})

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixture_path, fixture_text, run_module
@@ -38,6 +39,7 @@ def test_nccl_facts_torch_bundle_and_env_files(tmp_path):
     (envdir / "n0-0.env").write_text("CUDA_VISIBLE_DEVICES=0,1\nVLLM_NCCL_SO_PATH=%s\n" % link)
     (envdir / "n1-0.env").write_text("CUDA_VISIBLE_DEVICES=2,3\n")
     (envdir / "n1-1.env").write_text("VLLM_NCCL_SO_PATH=/nonexistent/libnccl.so.2\n")
+    (envdir / "api-key.env").write_text("VLLM_API_KEY=sk-secret-in-test\n")  # vllm_server's key file: no instance
     rc, res = run_module(tmp_path, "nccl_facts", {
         "venvs": [str(venv)], "env_files": [str(envdir / "*.env")], "pinned_path": str(link)}, check_mode=True)
     assert rc == 0 and res["changed"] is False
@@ -47,6 +49,8 @@ def test_nccl_facts_torch_bundle_and_env_files(tmp_path):
     assert torch["version_source"] == "binary"
     assert facts["pinned_path"] == str(pinned)
     inst = facts["instances"]
+    assert sorted(inst) == [str(envdir / n) for n in ("n0-0.env", "n1-0.env", "n1-1.env")]
+    assert "sk-secret-in-test" not in json.dumps(res)
     assert inst[str(envdir / "n0-0.env")]["uses_pinned"] is True
     assert inst[str(envdir / "n0-0.env")]["effective"]["version"] == "2.14.3"
     assert inst[str(envdir / "n1-0.env")]["nccl_so_path"] is None
