@@ -206,7 +206,7 @@ def test_bad_layout_fails_before_any_change(host):
     proc = run_playbook("site.yml", *extra_vars(layout))
     out = proc.stdout
     assert proc.returncode != 0
-    assert "i7-preflight" in out
+    assert "i7-compliance" in out
     assert "28" in out and "attention heads" in out
     assert "1, 2, 4" in out
     assert "changed=0" in out

@@ -22,7 +22,7 @@ from testinfra_helpers import env_file
 
 PROJECT = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd())
 INVENTORY = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
-HOST = "i7-preflight"
+HOST = "i7-compliance"
 NCCL = "2.14.3-1+cuda11.7"
 INSTANCES = {"n0-0": 8001, "n1-0": 8002}
 
