@@ -6,7 +6,9 @@
 #
 #   bash tests/hardware/run_on_device.sh                         # every stage
 #   STAGES="compliance diagnose" bash tests/hardware/run_on_device.sh   # some of them
-# Stages: capture plan bench allreduce compliance diagnose nccl (preflight: old name of compliance)
+# Stages: capture plan bench allreduce compliance diagnose nccl validate (preflight: old name of compliance)
+#   validate: site.yml --check against this host (the first play refuses or passes it; /etc, /opt and
+#   /var/lib are checksummed before and after: check mode and a refusal change nothing)
 set -u
 STAGES=${STAGES:-capture plan bench allreduce compliance diagnose nccl}
 want() { case " $STAGES " in *" $1 "*) return 0;; esac; return 1; }
@@ -69,6 +71,17 @@ if want nccl; then
     PYTHONPATH=/tmp/site:/tmp/ac python3 benchmarks/nccl_version_scan.py --runs 5 /usr/lib/x86_64-linux-gnu/libnccl.so.2 \
         "$venv"/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 >"$out/nccl_scan.json" 2>&1
     cat "$out/nccl_scan.json"
+fi
+if want validate; then
+    echo "== site.yml (validate first)"
+    printf '[gpu_hosts]\nlocalhost ansible_connection=local\n' >"$out/inventory.ini"
+    sums() { find /etc /opt /var/lib -xdev \( -path /var/lib/apt/lists -o -path /var/lib/systemd -o -path /var/lib/dpkg \
+        -o -path /var/lib/logrotate \) -prune -o -type f -print0 2>/dev/null | sort -z | xargs -0 md5sum 2>/dev/null | md5sum; }
+    before=$(sums)
+    /tmp/site/bin/ansible-playbook -i "$out/inventory.ini" site.yml --check -e @"$out/model-vars.json" \
+        >"$out/site.log" 2>&1
+    echo "site.yml rc=$? files under /etc /opt /var/lib: $([ "$before" = "$(sums)" ] && echo unchanged || echo CHANGED)"
+    grep -E '^(PLAY|TASK|fatal|failed)|msg:' "$out/site.log" | tail -25
 fi
 if want diagnose; then
     echo "== diagnose.yml"

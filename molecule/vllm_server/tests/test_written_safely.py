@@ -8,9 +8,9 @@ playbooks/rollback.yml against the host converge.yml left serving the full layou
 * nginx refuses the endpoint's file as rendered (an address nginx cannot parse in
   vllm_server_metrics_allow): the run fails naming nginx's words, the live file and nginx are
   as before, the endpoint answers.
-* systemd refuses the instance units as rendered (a relative path in vllm_server_writable_paths,
-  which systemd would ignore): the run fails naming systemd's words, the installed units, the
-  environment files and the running instances are as before.
+* systemd refuses the instance units as rendered (their program not executable on the host while
+  the units change): the run fails naming systemd's words, the installed units, the environment
+  files and the running instances are as before.
 * at -vvv with --diff, with the API key file drifted (so the key is compared and written), neither
   the key nor any hex digest of the file or of the key is in the output.
 Nothing here calls the collection's own code; expected values are the scenario's own settings."""
@@ -20,6 +20,7 @@ from testinfra_helpers import extra_vars, http, run_playbook
 
 KEY = "s6-molecule-api-key-8c1d"
 KEY_FILE = "/etc/vllm/api-key.env"
+VLLM = "/opt/vllm/venv/bin/vllm"  # the role's default vllm_server_venv (gpu_fleet_venv)
 NGINX_FILE = "/etc/nginx/conf.d/gpu-fleet-vllm.conf"
 UNITS = ["/etc/systemd/system/vllm@.service", "/etc/systemd/system/vllm-degraded@.service"]
 ENV_FILES = ["/etc/vllm/%s.env" % n for n in ("n0-0", "n0-1", "n1-0", "n1-1")]
@@ -61,14 +62,21 @@ def test_refused_nginx_config_is_not_written(host):
 
 
 def test_refused_unit_is_not_written(host):
+    # Every value that reaches a unit is refused in the plan play already (validate_values.j2);
+    # what systemd still refuses is the host's state: here the ExecStart= program is not executable
+    # while a changed unit (another DevicePolicy=) is written.
     units = {p: _sha256(host, p) for p in UNITS + ENV_FILES}
     pids = _main_pids(host)
-    rc, out = _refused({"vllm_server_writable_paths": ["relative/cache"]})
+    host.check_output("chmod a-x %s" % VLLM)
+    try:
+        rc, out = _refused({"vllm_server_device_policy": "strict"})
+    finally:
+        host.check_output("chmod 0755 %s" % VLLM)
     assert rc != 0, out
     assert "gpu-fleet-unit-verify: systemd refuses vllm@.service as rendered" in out, out
-    assert "ReadWritePaths= path is not absolute, ignoring: relative/cache" in out, out
+    assert "Command %s is not executable: Permission denied" % VLLM in out, out
     assert {p: _sha256(host, p) for p in UNITS + ENV_FILES} == units
-    assert "relative/cache" not in host.file(UNITS[0]).content_string
+    assert "DevicePolicy=strict" not in host.file(UNITS[0]).content_string
     assert _main_pids(host) == pids
 
 
