@@ -62,3 +62,20 @@ def test_the_role_finds_the_names_of_the_compliance_rule():
     # one rule for both: the role's find pattern is _host_readings.NVIDIA_GPU_NODE
     with open(ROLE_TASKS) as handle:
         assert "patterns: '%s'" % NVIDIA_GPU_NODE in handle.read()
+
+
+def test_a_host_without_systemd_is_refused(tmp_path):
+    """tasks/systemd.yml: systemd's runtime directory (sd_booted(3)) must exist; planted in tmp_path."""
+    booted = tmp_path / "run-systemd-system"
+    booted.mkdir()
+    (tmp_path / "a-file").write_text(u"not a directory\n")
+    cases = [{"id": "booted", "tasks_from": "systemd", "runtime_dir": str(booted)},
+             {"id": "missing", "tasks_from": "systemd", "runtime_dir": str(tmp_path / "none")},
+             {"id": "file", "tasks_from": "systemd", "runtime_dir": str(tmp_path / "a-file")}]
+    results = run_harness(tmp_path, "gpu_preflight_devices.yml", cases)
+    assert results["booted"] == "accepted"
+    for name, path in (("missing", tmp_path / "none"), ("file", tmp_path / "a-file")):
+        msg = " ".join(results[name].split())
+        assert msg.startswith("host localhost: not booted with systemd (%s is not a directory; service manager: " % path), msg
+        assert "the vLLM instances run as systemd units, so nothing could be served here" in msg, msg
+        assert "or set gpu_preflight_require_systemd: false" in msg and msg.endswith("Nothing was changed."), msg
