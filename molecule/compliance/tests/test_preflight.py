@@ -198,9 +198,13 @@ def test_fault_device_nodes_missing(tmp_path, fault, host):
 def test_no_systemd_is_not_compliant(tmp_path, host):
     # to the tools a host whose /run/systemd/system is missing was not booted with systemd
     # (sd_booted(3)), as on the real H200 VM; everything else is as converged
+    # site.yml refuses such a host in its first play (gpu_preflight), before anything changes
     host.run_expect([0], "mv /run/systemd/system /run/systemd/system.keep")
     try:
         proc, report, host_report = compliance(tmp_path)
+        before = host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/sysctl.d/60-gpu-serving.conf")
+        site = playbook("site.yml")
+        after = host.check_output("stat -c '%Y %s' /etc/vllm/*.env /etc/sysctl.d/60-gpu-serving.conf")
     finally:
         host.run_expect([0], "mv /run/systemd/system.keep /run/systemd/system")
     assert proc.returncode != 0
@@ -208,6 +212,12 @@ def test_no_systemd_is_not_compliant(tmp_path, host):
     units = [f for f in host_report["findings"] if f["id"] == "units"]
     assert [(f["status"], f["actual"]) for f in units] == [("not_applicable", "no systemd on this host")]
     assert "host %s: systemd: host: not booted with systemd" % HOST in " ".join(proc.stdout.split())
+    out = " ".join(site.stdout.split())
+    assert site.returncode != 0
+    assert "host %s: not booted with systemd (/run/systemd/system is not a directory" % HOST in out, out[-3000:]
+    assert "Nothing was changed." in out
+    assert "TASK [gpu_fleet.vllm_serving.host_tuning" not in site.stdout
+    assert after == before
 
 
 GONE_INVENTORY = "[gpu_hosts]\ngpu-gone ansible_connection=ssh ansible_host=127.0.0.1 ansible_port=1\n"
