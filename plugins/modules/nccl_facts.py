@@ -46,7 +46,7 @@ options:
     description:
       - File names (shell globs, matched against the base name) among I(env_files) that are not
         instance environment files and are never opened, for example the API key file of
-        M(gpu_fleet.vllm_serving) role C(vllm_server), which holds a secret.
+        the role C(gpu_fleet.vllm_serving.vllm_server), which holds a secret.
     type: list
     elements: str
     default: [api-key.env]
