@@ -57,6 +57,9 @@ CASES = {
                            "cuda_stack_apt_key_fingerprints is []: it is empty, so no key would be accepted"),
     "fingerprint_short": ({"cuda_stack_apt_key_fingerprints": ["3bf863cc"]},
                           "not a fingerprint (40 or 64 hex digits): 3bf863cc"),
+    "tarball_prefix_system_dir": ({"cuda_stack_nccl_install_method": "tarball", "cuda_stack_nccl_tarball_url": "file:///srv/n.txz",
+                                   "cuda_stack_nccl_tarball_sha256": SHA, "cuda_stack_nccl_prefix": "/usr/local"},
+                                  "an absolute cuda_stack_nccl_prefix that is not a system directory"),
     "tarball_incomplete": ({"cuda_stack_nccl_install_method": "tarball"},
                            "cuda_stack_nccl_install_method is tarball: it needs cuda_stack_nccl_tarball_url"),
 }
