@@ -9,8 +9,8 @@ playbooks/rollback.yml against the host converge.yml left serving the full layou
   vllm_server_metrics_allow): the run fails naming nginx's words, the live file and nginx are
   as before, the endpoint answers.
 * systemd refuses the instance units as rendered (their program not executable on the host while
-  the units change): the run fails naming systemd's words, the installed units, the environment
-  files and the running instances are as before.
+  the units change, vllm_server_numa_binding none): the run fails naming systemd's words, the
+  installed units, the environment files and the running instances are as before.
 * at -vvv with --diff, with the API key file drifted (so the key is compared and written), neither
   the key nor any hex digest of the file or of the key is in the output.
 Nothing here calls the collection's own code; expected values are the scenario's own settings."""
@@ -64,19 +64,19 @@ def test_refused_nginx_config_is_not_written(host):
 def test_refused_unit_is_not_written(host):
     # Every value that reaches a unit is refused in the plan play already (validate_values.j2);
     # what systemd still refuses is the host's state: here the ExecStart= program is not executable
-    # while a changed unit (another DevicePolicy=) is written.
+    # while a changed unit is written (without numactl binding ExecStart= runs vLLM's own program).
     units = {p: _sha256(host, p) for p in UNITS + ENV_FILES}
     pids = _main_pids(host)
     host.check_output("chmod a-x %s" % VLLM)
     try:
-        rc, out = _refused({"vllm_server_device_policy": "strict"})
+        rc, out = _refused({"vllm_server_numa_binding": "none"})
     finally:
         host.check_output("chmod 0755 %s" % VLLM)
     assert rc != 0, out
     assert "gpu-fleet-unit-verify: systemd refuses vllm@.service as rendered" in out, out
     assert "Command %s is not executable: Permission denied" % VLLM in out, out
     assert {p: _sha256(host, p) for p in UNITS + ENV_FILES} == units
-    assert "DevicePolicy=strict" not in host.file(UNITS[0]).content_string
+    assert "ExecStart=/usr/bin/numactl $VLLM_NUMACTL_ARGS %s serve" % VLLM in host.file(UNITS[0]).content_string
     assert _main_pids(host) == pids
 
 
