@@ -457,7 +457,7 @@ def test_refused_governor_changes_nothing(box):
                                         "host_tuning_sysctl": {"vm.max_map_count": 1048576}})
     assert out.returncode != 0
     assert "host i5-host-tuning: host_tuning_governor is " in out.stdout
-    assert "it must be a cpufreq governor name, lower-case letters, digits, _ and - only" in out.stdout
+    assert "it must be a cpufreq governor name: a lower-case letter, then lower-case letters, digits, _ and - only" in out.stdout
     assert "Nothing was changed." in out.stdout
     assert "Traceback" not in out.stdout
     assert "changed=0" in out.stdout

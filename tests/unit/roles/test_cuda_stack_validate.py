@@ -38,6 +38,12 @@ CASES = {
     "toolkit_other_release": ({"cuda_stack_cuda_package_version": "12.4.1-1"},
                               'cuda_stack_cuda_package_version is "12.4.1-1": it is not a version of cuda-toolkit-12-1'),
     "nccl_version": ({"cuda_stack_nccl_version": "2.14"}, 'cuda_stack_nccl_version is "2.14": it must be an NCCL release'),
+    # a regex "$" matches before a trailing newline: every check ends in \Z
+    "nccl_version_newline": ({"cuda_stack_nccl_version": "2.14.3\n"}, 'cuda_stack_nccl_version is "2.14.3\\n": it must be an NCCL release'),
+    "repo_url_newline": ({"cuda_stack_apt_repo_url": "file:///srv/mirror\n"}, 'cuda_stack_apt_repo_url is "file:///srv/mirror\\n": it must be an https://'),
+    "tarball_prefix_newline": ({"cuda_stack_nccl_install_method": "tarball", "cuda_stack_nccl_tarball_url": "file:///srv/n.txz",
+                                "cuda_stack_nccl_tarball_sha256": SHA, "cuda_stack_nccl_prefix": "/opt/nccl\n"},
+                               "an absolute cuda_stack_nccl_prefix that is not a system directory"),
     "build_other_release": ({"cuda_stack_nccl_build": "2.18.3-1+cuda12.1"},
                             'cuda_stack_nccl_build is "2.18.3-1+cuda12.1": it is not a build of NCCL 2.14.3'),
     "build_malformed": ({"cuda_stack_nccl_build": "2.14.3+cuda11.7"},

@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_harness
 
-REFUSED = "it must be a cpufreq governor name, lower-case letters, digits, _ and - only"
+REFUSED = "it must be a cpufreq governor name: a lower-case letter, then lower-case letters, digits, _ and - only"
 # the helper's outcomes (roles/host_tuning/files/gpu-fleet-cpu-governor, last line of stdout)
 OUTCOMES = ("applied: ", "pending: ", "not applicable: ", "not offered: ")
 
@@ -27,6 +27,8 @@ CASES = {
     "unit_injection": ({"governor": "performance\nExecStartPre=/bin/sh -c reboot"}, REFUSED),
     "shell": ({"governor": "x;reboot"}, REFUSED),
     "empty": ({"governor": ""}, REFUSED),
+    "an_option": ({"governor": "--dry-run"}, REFUSED),
+    "too_long": ({"governor": "g" * 33}, REFUSED),
     "disabled_not_checked": ({"governor": "Not A Governor", "enabled": False}, "not checked"),
 }
 

@@ -53,6 +53,14 @@ def entry(tmp_path, **over):
     ({"source": "ftp"}, 'model_store_models[0].source is "ftp": it must be one of hub, dir, http'),
     ({"source": "http", "mirror": "/not/a/url"}, 'model_store_models[0].mirror is "/not/a/url": source http needs an http(s):// base URL'),
     ({"format": "onnx"}, 'model_store_models[0].format is "onnx": it must be one of'),
+    ({"path": "/etc/ssl"}, 'model_store_models[0].path is "/etc/ssl": it lies in or holds /etc, which belongs to the OS'),
+    ({"path": "/home/alice/m"}, 'model_store_models[0].path is "/home/alice/m": it lies in or holds /home'),
+    ({"path": "/var/log/nginx"}, 'model_store_models[0].path is "/var/log/nginx": it lies in or holds /var/log'),
+    ({"path": "/opt/vllm"}, 'model_store_models[0].path is "/opt/vllm": it lies in or holds /opt/vllm/venv'),
+    ({"path": "/opt/vllm/venv/m"}, 'model_store_models[0].path is "/opt/vllm/venv/m": it lies in or holds /opt/vllm/venv'),
+    ({"path": "/srv/models/.model_store/m"}, 'model_store_models[0].path is "/srv/models/.model_store/m": it must be an '
+                                             'absolute, normalised path without blanks and outside the stores'),
+    ({"conversions": {"format": "gguf"}}, 'model_store_models[0].conversions is {"format": "gguf"}: it must be a list'),
 ])
 def test_bad_entry_is_refused_naming_host_value_and_fix(tmp_path, over, text):
     rc, out = run_role(tmp_path, [entry(tmp_path, **over)])
@@ -72,6 +80,32 @@ def test_all_problems_are_reported_at_once_and_duplicate_paths_refused(tmp_path)
     for index in (1, 2):
         assert ('model_store_models[%d].path is "%s": model_store_models[0] has it too' % (index, tmp_path / "models" / "m")) in msg
     assert 'model_store_models[0].path is' not in msg
+
+
+def test_nested_model_paths_are_refused(tmp_path):
+    inner = entry(tmp_path, path=str(tmp_path / "models" / "m" / "inner"))
+    rc, out = run_role(tmp_path, [entry(tmp_path), inner])
+    assert rc != 0
+    assert ('model_store_models[1].path is "%s": it lies inside, or holds, model_store_models[0].path "%s"'
+            % (tmp_path / "models" / "m" / "inner", tmp_path / "models" / "m")) in _msg(out)
+
+
+@pytest.mark.parametrize("name", ["../../../usr", "", ".", "a/b"])
+def test_a_store_name_that_is_no_directory_name_is_refused(tmp_path, name):
+    rc, out = run_role(tmp_path, [entry(tmp_path)], model_store_dir_name=name)
+    assert rc != 0
+    assert _msg(out).startswith("host testhost: model_store_dir_name is %s: it is the name of the store directory"
+                                % json.dumps(name)), _msg(out)
+    assert not (tmp_path / "models").exists()
+
+
+def test_a_token_message_names_the_hub_entry_after_a_dir_entry(tmp_path):
+    models = [entry(tmp_path), entry(tmp_path, source="hub", endpoint="http://127.0.0.1:9", token="hf_x",
+                                     path=str(tmp_path / "models" / "m2"))]
+    rc, out = run_role(tmp_path, models)
+    assert rc != 0
+    assert "model_store_models[1].endpoint is 'http://127.0.0.1:9'" in _msg(out), _msg(out)
+    assert "model_store_models[0].endpoint" not in _msg(out)
 
 
 def test_a_group_that_is_no_group_name_is_refused(tmp_path):
