@@ -15,7 +15,7 @@ from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_h
 
 OPEN = ("vllm_server_listen_address is '%s', which is not loopback, and vllm_server_api_key is empty: "
         "anyone who reaches port 8000 could use the model. Set vllm_server_api_key")
-NOT_ADDRESS = "it must be one IPv4 or IPv6 address or host name"
+NOT_ADDRESS = "it must be one IPv4 address, IPv6 address (bare or in brackets) or host name"
 
 CASES = {
     "default_loopback": ({"listen": "127.0.0.1"}, "accepted"),
