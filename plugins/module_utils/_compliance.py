@@ -87,6 +87,7 @@ CHECKS = {
     "cron": "cron installed with the cache cleanup job",
     "systemd": "systemd is the service manager (PID 1): the vLLM instances are its units",
     "units": "vLLM units enabled, active and healthy",
+    "vllm_stack": "the vLLM release the inventory asks for runs, with its torch, a driver for its CUDA runtime and the NCCL the plan chose",
 }
 
 STATUSES = ("pass", "fail", "warn", "not_applied", "not_applicable")

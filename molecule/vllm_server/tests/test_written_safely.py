@@ -20,7 +20,7 @@ from testinfra_helpers import extra_vars, http, run_playbook
 
 KEY = "s6-molecule-api-key-8c1d"
 KEY_FILE = "/etc/vllm/api-key.env"
-VLLM = "/opt/vllm/venv/bin/vllm"  # the role's default vllm_server_venv (gpu_fleet_venv)
+VLLM = "/opt/vllm/venv/bin/python"  # the units' program (the role's default vllm_server_venv, gpu_fleet_venv)
 NGINX_FILE = "/etc/nginx/conf.d/gpu-fleet-vllm.conf"
 UNITS = ["/etc/systemd/system/vllm@.service", "/etc/systemd/system/vllm-degraded@.service"]
 ENV_FILES = ["/etc/vllm/%s.env" % n for n in ("n0-0", "n0-1", "n1-0", "n1-1")]
@@ -64,19 +64,21 @@ def test_refused_nginx_config_is_not_written(host):
 def test_refused_unit_is_not_written(host):
     # Every value that reaches a unit is refused in the plan play already (validate_values.j2);
     # what systemd still refuses is the host's state: here the ExecStart= program is not executable
-    # while a changed unit is written (without numactl binding ExecStart= runs vLLM's own program).
+    # while a changed unit is written (without numactl binding ExecStart= runs the venv's python,
+    # a link to the system's: it is set aside for a plain non-executable file, never chmod-ed).
     units = {p: _sha256(host, p) for p in UNITS + ENV_FILES}
     pids = _main_pids(host)
-    host.check_output("chmod a-x %s" % VLLM)
+    host.check_output("mv %s %s.keep && install -m 0644 /dev/null %s" % (VLLM, VLLM, VLLM))
     try:
         rc, out = _refused({"vllm_server_numa_binding": "none"})
     finally:
-        host.check_output("chmod 0755 %s" % VLLM)
+        host.check_output("mv -f %s.keep %s" % (VLLM, VLLM))
     assert rc != 0, out
     assert "gpu-fleet-unit-verify: systemd refuses vllm@.service as rendered" in out, out
     assert "Command %s is not executable: Permission denied" % VLLM in out, out
     assert {p: _sha256(host, p) for p in UNITS + ENV_FILES} == units
-    assert "ExecStart=/usr/bin/numactl $VLLM_NUMACTL_ARGS %s serve" % VLLM in host.file(UNITS[0]).content_string
+    assert ("ExecStart=/usr/bin/numactl $VLLM_NUMACTL_ARGS %s -m vllm.entrypoints.openai.api_server" % VLLM
+            in host.file(UNITS[0]).content_string)
     assert _main_pids(host) == pids
 
 

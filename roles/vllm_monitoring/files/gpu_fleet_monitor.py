@@ -7,7 +7,8 @@
     python3 gpu-fleet-monitor --config /etc/gpu-fleet/monitoring.json
 
 Per instance of the active vLLM layout (the environment files vllm_server renders, one per
-instance, VLLM_PORT inside) it reads GET /metrics (vllm:gpu_cache_usage_perc, a 0-1 fraction);
+instance, VLLM_PORT inside) it reads GET /metrics (the KV-cache usage gauge, a 0-1 fraction:
+vllm:kv_cache_usage_perc from vLLM 0.9.2, vllm:gpu_cache_usage_perc up to 0.10, whichever is there);
 per GPU it asks nvidia-smi for memory used/total and the ECC counters. It writes node_exporter
 textfile metrics (gpu_fleet_*) atomically (temp file + rename in the textfile directory) and keeps
 the number of consecutive runs above the alert threshold in a state file, so an alert survives
@@ -31,7 +32,10 @@ import time
 
 from urllib.request import urlopen
 
-KV_METRIC = "vllm:gpu_cache_usage_perc"
+# vLLM's KV-cache usage gauges, preferred first: vllm:kv_cache_usage_perc (from 0.9.2; the only one
+# from 0.12) and vllm:gpu_cache_usage_perc (0.6.3 ... 0.10.x). The collection's release table
+# (plugins/module_utils/_vllm_releases.py) is their home; a unit test keeps this list equal to it.
+KV_METRICS = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
 LEVELS = {0: "ok", 1: "warn", 2: "alert"}
 GPU_FIELDS = [
     "index", "uuid", "memory.used", "memory.total",
@@ -55,9 +59,9 @@ METRICS = [
     ("gpu_fleet_vllm_up", "gauge",
      "1 when the instance answered GET /metrics, 0 when it did not."),
     ("gpu_fleet_vllm_kv_cache_reported", "gauge",
-     "1 when the instance's /metrics carried vllm:gpu_cache_usage_perc with a finite value (absent with --disable-log-stats)."),
+     "1 when the instance's /metrics carried vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc with a finite value (absent with --disable-log-stats)."),
     ("gpu_fleet_vllm_gpu_cache_usage_perc", "gauge",
-     "vllm:gpu_cache_usage_perc of the instance: GPU KV-cache usage, 1 means 100 percent."),
+     "KV-cache usage of the instance, 1 means 100 percent; label source names the vLLM gauge read (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc)."),
     ("gpu_fleet_vllm_kv_cache_high_runs", "gauge",
      "Consecutive runs in which the instance's KV-cache usage was above the alert threshold."),
     ("gpu_fleet_vllm_kv_cache_level", "gauge",
@@ -106,19 +110,28 @@ def parse_prometheus_text(text):
     return samples
 
 
-def kv_cache_usage(text):
-    """vllm:gpu_cache_usage_perc from a /metrics text (the highest of its series), or None.
+def kv_cache_reading(text):
+    """(usage, gauge) from a /metrics text: the highest series of the first of KV_METRICS that has a
+    reading, and its name; (None, None) when none has.
 
     NaN series are skipped (no reading); an infinite one (+Inf, -Inf) makes the answer unusable:
     ValueError says so (the gauge is a 0-1 fraction)."""
-    values = []
+    values = dict((name, []) for name in KV_METRICS)
     for name, _labels, value in parse_prometheus_text(text):
-        if name != KV_METRIC or math.isnan(value):
+        if name not in values or math.isnan(value):
             continue
         if math.isinf(value):
-            raise ValueError("%s is %s, not a 0-1 fraction" % (KV_METRIC, "+Inf" if value > 0 else "-Inf"))
-        values.append(value)
-    return max(values) if values else None
+            raise ValueError("%s is %s, not a 0-1 fraction" % (name, "+Inf" if value > 0 else "-Inf"))
+        values[name].append(value)
+    for name in KV_METRICS:
+        if values[name]:
+            return max(values[name]), name
+    return None, None
+
+
+def kv_cache_usage(text):
+    """The KV-cache usage of a /metrics text (kv_cache_reading without the gauge's name), or None."""
+    return kv_cache_reading(text)[0]
 
 
 def parse_env_file(text):
@@ -247,14 +260,15 @@ def assess(instances, scrapes, state, cfg):
         key = "%s/%s" % (inst["layout"], inst["name"])
         text = scrapes.get(inst["name"])
         try:
-            usage, error = (kv_cache_usage(text) if text is not None else None), None
+            (usage, source), error = (kv_cache_reading(text) if text is not None else (None, None)), None
         except ValueError as exc:  # this instance's answer is unusable; the others are not
-            usage, error = None, "GET /metrics answered an unusable value: %s" % exc
+            usage, source, error = None, None, "GET /metrics answered an unusable value: %s" % exc
         previous = _high_runs(old.get(key))
         level, high_runs = evaluate(usage, previous, cfg["warn_threshold"], cfg["alert_threshold"],
                                     cfg["alert_consecutive_runs"])
         new[key] = {"high_runs": high_runs}
-        results.append(dict(inst, up=text is not None, usage=usage, level=level, high_runs=high_runs, error=error))
+        results.append(dict(inst, up=text is not None, usage=usage, source=source, level=level, high_runs=high_runs,
+                            error=error))
     return results, {"instances": new}
 
 
@@ -317,7 +331,8 @@ def render_textfile(results, gpus, gpu_ok, cfg, now):
         series["gpu_fleet_vllm_kv_cache_reported"].append((labels, 0 if r["usage"] is None else 1))
         if r["usage"] is None:
             continue
-        series["gpu_fleet_vllm_gpu_cache_usage_perc"].append((labels, r["usage"]))
+        series["gpu_fleet_vllm_gpu_cache_usage_perc"].append(
+            (dict(labels, source=r["source"]) if r.get("source") else labels, r["usage"]))
         series["gpu_fleet_vllm_kv_cache_high_runs"].append((labels, r["high_runs"]))
         series["gpu_fleet_vllm_kv_cache_level"].append((labels, r["level"]))
     series["gpu_fleet_gpu_query_up"].append(({}, 1 if gpu_ok else 0))

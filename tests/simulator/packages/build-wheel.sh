@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Build the wheel of the STAND-IN vLLM (tests/simulator/vllm_standin, TEST ONLY, not the real vLLM)
-# into tests/simulator/build/wheelhouse/:
+# Build the wheels of the STAND-IN vLLM (tests/simulator/vllm_standin, TEST ONLY, not the real vLLM)
+# and of its STAND-IN torch (tests/simulator/torch_standin: version facts only, not PyTorch) into
+# tests/simulator/build/wheelhouse/:
 #
 #   tests/simulator/packages/build-wheel.sh [--force]
 #
-# Output: tests/simulator/build/wheelhouse/vllm-0.6.3.post1+gpusim-py3-none-any.whl (the only file
-# there). `pip install --no-index --find-links <wheelhouse> vllm==0.6.3.post1` installs it: the
+# Output: tests/simulator/build/wheelhouse/vllm-0.6.3.post1+gpusim-py3-none-any.whl and
+# torch-2.4.0+gpusim-py3-none-any.whl (the only files there; the stand-in vLLM pins torch==2.4.0,
+# as the real 0.6.3.post1 wheel does, and the torch wheel is written with zipfile, no backend).
+# `pip install --no-index --find-links <wheelhouse> vllm==0.6.3.post1` installs both: the
 # local label "+gpusim" marks it, PEP 440 lets `==0.6.3.post1` match it.
 #
 # Build: `python3 -m pip wheel --no-deps` on a copy of the source (setuptools would otherwise write
@@ -40,6 +43,8 @@ deps="${work}/build-deps"
 stamp="${work}/wheel.inputs"
 version="0.6.3.post1+gpusim"
 wheel_name="vllm-${version}-py3-none-any.whl"
+torch_version="2.4.0+gpusim"
+torch_wheel="torch-${torch_version}-py3-none-any.whl"
 # wheel/setuptools honour it for the timestamps inside the zip: 2023-06-01T00:00:00Z
 export SOURCE_DATE_EPOCH=1685577600
 export LC_ALL=C
@@ -64,7 +69,7 @@ elapsed() { awk -v s="${start}" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e 
 
 # --- cache ---------------------------------------------------------------------------------------
 source_files() {
-    (cd "${sim_dir}" && find vllm_standin -type f ! -path '*/__pycache__/*' ! -name '*.py[co]' \
+    (cd "${sim_dir}" && find vllm_standin torch_standin -type f ! -path '*/__pycache__/*' ! -name '*.py[co]' \
         ! -path '*.egg-info/*' ! -path 'vllm_standin/build/*' ! -path 'vllm_standin/dist/*' -print0 |
         sort -z)
 }
@@ -73,7 +78,7 @@ inputs="$(
       (cd "${here}" && sha256sum build-wheel.sh); } | sha256sum | cut -d' ' -f1
 )"
 if [ "${force}" = 0 ] && [ -f "${stamp}" ] && [ "$(cat "${stamp}")" = "${inputs}" ] &&
-    [ -s "${out}/${wheel_name}" ]; then
+    [ -s "${out}/${wheel_name}" ] && [ -s "${out}/${torch_wheel}" ]; then
     log "up to date (inputs unchanged): ${out}/${wheel_name} [$(elapsed) s]"
     exit 0
 fi
@@ -174,8 +179,43 @@ mkdir -p "${tmp}/run"
 got="$(cd "${tmp}/run" && PYTHONPATH=. "${python}" -c 'import sys; from vllm.scripts import main; sys.argv = ["vllm", "--version"]; main()')"
 [ "${got}" = "${version}" ] || die "vllm --version from the wheel printed '${got}'"
 
+# --- the torch stand-in: a pure wheel of two files, written directly --------------------------------
+"${python}" - "${sim_dir}/torch_standin" "${tmp}/out/${torch_wheel}" "${torch_version}" <<'EOF' || die "cannot write ${torch_wheel}"
+import base64
+import hashlib
+import sys
+import zipfile
+
+src, path, version = sys.argv[1:4]
+info = "torch-%s.dist-info/" % version
+metadata = ("Metadata-Version: 2.1\nName: torch\nVersion: %s\nSummary: gpu-fleet simulator stand-in of torch "
+            "(test only, not PyTorch): version facts only\n" % version)
+files = [("torch/__init__.py", open(src + "/__init__.py", "rb").read()),
+         ("torch/version.py", open(src + "/version.py", "rb").read()),
+         (info + "METADATA", metadata.encode()),
+         (info + "WHEEL", b"Wheel-Version: 1.0\nGenerator: gpu-fleet build-wheel.sh\nRoot-Is-Purelib: true\nTag: py3-none-any\n")]
+
+
+def member(wheel, name, data):
+    entry = zipfile.ZipInfo(name, date_time=(2023, 6, 1, 0, 0, 0))
+    entry.external_attr = 0o644 << 16
+    wheel.writestr(entry, data)
+
+
+record = []
+with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
+    for name, data in files:
+        member(wheel, name, data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append("%s,sha256=%s,%d" % (name, digest, len(data)))
+    record.append(info + "RECORD,,")
+    member(wheel, info + "RECORD", "\n".join(record) + "\n")
+EOF
+
 mkdir -p "${out}"
-find "${out}" -maxdepth 1 -name 'vllm-*.whl' -delete
+find "${out}" -maxdepth 1 \( -name 'vllm-*.whl' -o -name 'torch-*.whl' \) -delete
 cp "${built}" "${out}/${wheel_name}"
+cp "${tmp}/out/${torch_wheel}" "${out}/${torch_wheel}"
+
 printf '%s\n' "${inputs}" > "${stamp}"
-log "built ${out}/${wheel_name} [$(elapsed) s]"
+log "built ${out}/${wheel_name} and ${torch_wheel} [$(elapsed) s]"

@@ -44,7 +44,8 @@ def written():
     every kind of series (an up and a down instance, a GPU with ECC counters)."""
     mon = _collector()
     cfg = mon.validate_config({"textfile_dir": "/x", "state_file": "/x/s"})
-    results = [dict(name="n0-0", layout="full", port=8001, up=True, usage=0.8, level=1, high_runs=1),
+    results = [dict(name="n0-0", layout="full", port=8001, up=True, usage=0.8, source="vllm:kv_cache_usage_perc", level=1,
+                    high_runs=1),
                dict(name="n1-0", layout="full", port=8002, up=False, usage=None, level=None, high_runs=0)]
     gpus = mon.parse_gpu_query("0, GPU-x, 1, 2, 3, 4, 5, 6\n")
     text = mon.render_textfile(results, gpus, True, cfg, 1)

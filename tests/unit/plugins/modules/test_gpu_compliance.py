@@ -25,7 +25,7 @@ TOPOLOGY = json.loads(fixture_text("real/h200x2_nvlink/results/gpu_topology_fact
 QWEN7B = json.loads(fixture_text("models/Qwen2.5-7B-Instruct/config.json"))
 CATALOG_ORDER = ["gpu_driver", "gpu_devices", "gpu_count", "ecc_mode", "ecc_uncorrectable", "ecc_remap", "nvlink",
                  "fabric_manager", "kernel_log", "layout", "packages", "nccl_effective", "sysctl", "governor",
-                 "logrotate", "cron", "systemd", "units"]
+                 "logrotate", "cron", "systemd", "units", "vllm_stack"]
 
 
 # What the roles record (written by hand in the form of roles/*/tasks/record.yml).

@@ -77,7 +77,8 @@ def run_module(tmp_path, check_mode=False, **args):
 
 
 def model_config(name):
-    with open(os.path.join(MODELS, name, "config.json")) as handle:
+    base = os.path.join(ROOT, "tests", "fixtures", "real", "hf_configs") if name.startswith("Qwen3") else MODELS
+    with open(os.path.join(base, name, "config.json")) as handle:
         return json.load(handle)
 
 
@@ -211,3 +212,65 @@ def test_bad_degraded_layout_fails_and_says_which(tmp_path):
     assert rc == 1
     assert res["msg"].startswith("degraded layout: host gpu-sim-a100x6: layout rejected")
     assert "tensor_parallel_size 3 is invalid" in res["msg"]
+
+
+# --- the release (pip_spec) --------------------------------------------------------------------------
+
+def test_release_is_planned_with_the_pinned_nccl(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"), pip_spec="vllm==0.6.3.post1",
+                         pinned_nccl_version="2.14.3", layout=[{"gpus": [0, 1]}])
+    assert rc == 0, res
+    release = res["ansible_facts"]["vllm_layout"]["release"]
+    assert (release["version"], release["torch"], release["status"]) == ("0.6.3.post1", "2.4.0", "supported")
+    assert release["nccl"] == {"choice": "system", "path": None, "version": "2.14.3", "largest_group": 2,
+                               "why": "the pinned NCCL 2.14.3 reaches vLLM 0.6.3.post1 through VLLM_NCCL_SO_PATH "
+                                      "(its NCCL wrapper binds only the classic symbols (no floor))"}
+
+
+def test_without_pip_spec_there_is_no_release(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"))
+    assert rc == 0 and res["ansible_facts"]["vllm_layout"]["release"] is None
+
+
+def test_qwen3_on_the_default_release_is_refused(tmp_path):
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         pip_spec="vllm==0.6.3.post1")
+    assert rc != 0 and res["failed"]
+    assert res["msg"].startswith("host gpu-sim-a100x6: the model's architecture Qwen3ForCausalLM (config.json) is not "
+                                 "served by vLLM 0.6.3.post1")
+
+
+def test_range_spec_is_refused(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"), pip_spec="vllm>=0.6")
+    assert rc != 0
+    assert res["msg"].startswith('host gpu-sim-a100x6: vllm_server_pip_spec is "vllm>=0.6" does not pin one exact release')
+
+
+def test_explicit_library_below_the_floor_is_read_and_refused(tmp_path):
+    # a file named as the apt package names it (libnccl.so.2 -> libnccl.so.2.14.3): its version from the name
+    lib = tmp_path / "libnccl.so.2.14.3"
+    lib.write_bytes(b"\x7fELF stand-in NCCL version 2.14.3+cuda11.7\x00")
+    link = tmp_path / "libnccl.so.2"
+    link.symlink_to(lib.name)
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         pip_spec="vllm==0.18.0", nccl_so_path=str(link), layout=[{"gpus": [0, 1]}])
+    assert rc != 0
+    assert "vllm_server_nccl_so_path is %s, which is NCCL 2.14.3, but vLLM 0.18.0's NCCL wrapper needs NCCL >= " \
+           "2.27: with a tensor x pipeline parallel group of 2" % link in res["msg"]
+
+
+def test_driver_too_old_for_cuda_13_wheels_is_refused(tmp_path):
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         pip_spec="vllm==0.32.0")
+    assert rc != 0
+    assert res["msg"].startswith("host gpu-sim-a100x6: driver 535.104.05 is older than 580.65.06, which the CUDA "
+                                 "13.0.96 runtime of vLLM 0.32.0's wheels needs")
+
+
+def test_explicit_library_version_from_its_banner(tmp_path):
+    lib = tmp_path / "libnccl.so.2"
+    lib.write_bytes(b"\x7fELF" + b"\x00" * 64 + b"NCCL version 2.27.5+cuda12.9\x00")
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         pip_spec="vllm==0.18.0", nccl_so_path=str(lib), layout=[{"gpus": [0, 1]}])
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["release"]["nccl"]["version"] == "2.27.5"

@@ -24,7 +24,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-from vllm import engine_standin
+from vllm import engine_standin, pynccl_standin
 from vllm.logger import init_logger, uvicorn_log
 from vllm.version import STANDS_IN_FOR, __version__
 
@@ -595,6 +595,7 @@ def _load_and_serve(args, config, max_model_len, gpus, visible, token, temp_sock
         temp_socket.close()
         logger.info("gpu-sim: terminated during model load")
         return 0
+    pynccl_standin.init_communicator(tp * pp)
     bytes_per_param = 4 if args.dtype in ("float", "float32") else 2
     weights_gb = engine_standin.estimate_params(config) * bytes_per_param / float(1 << 30) / (tp * pp)
     logger.info("Loading model weights took %.4f GB", weights_gb)
