@@ -80,7 +80,7 @@ CHECKS = {
     "kernel_log": "no Xid events or GPUs fallen off the bus in the kernel log",
     "layout": "the planned vLLM layout is valid for this host",
     "packages": "pinned CUDA/NCCL packages installed at their versions and held",
-    "nccl_effective": "every vLLM instance loads the pinned NCCL (VLLM_NCCL_SO_PATH or torch's bundled one)",
+    "nccl_effective": "every vLLM instance loads the NCCL the plan chose (the pinned one through VLLM_NCCL_SO_PATH, or torch's own)",
     "sysctl": "sysctl values as tuned by host_tuning (or reported not applicable)",
     "governor": "CPU frequency governor as tuned (or reported not applicable)",
     "logrotate": "logrotate installed with the vLLM log stanza",
@@ -638,8 +638,27 @@ def _nccl_label(record):
     return "NCCL %s%s" % (version, ("+cuda%s" % record["cuda"]) if record.get("cuda") else "")
 
 
+def _nccl_torch_chosen(host, nccl, choice, venv):
+    """The plan gave the instances torch's own NCCL (the pin is below the release's NCCL floor):
+    no instance may name another library in VLLM_NCCL_SO_PATH."""
+    expected = "torch's own NCCL (the plan: %s)" % (choice.get("why") or "vllm_server_nccl_so_path")
+    out = []
+    for path, inst in sorted(((nccl or {}).get("instances") or {}).items()):
+        name = path.rsplit("/", 1)[-1]
+        subject = "vllm@%s" % (name[:-4] if name.endswith(".env") else name)
+        record = inst.get("effective") or {}
+        if inst.get("nccl_so_path"):
+            out.append(finding("nccl_effective", "fail", host, expected, "VLLM_NCCL_SO_PATH=%s" % inst["nccl_so_path"],
+                               "Re-run site.yml --tags vllm_server: the environment file is not the plan's.", subject))
+        else:
+            out.append(finding("nccl_effective", "pass", host, expected, "torch's bundled NCCL%s (%s)"
+                               % (" in %s" % venv if venv else "", _nccl_label(record) if record else "not found"),
+                               subject=subject))
+    return out or [_na("nccl_effective", host, expected, "not deployed (no vLLM instance environment files)")]
+
+
 def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None, deployed=True,
-                         missing_record=None):
+                         missing_record=None, choice=None):
     """Which NCCL each deployed vLLM instance loads, against the pin (``cuda_stack_nccl_version``).
 
     ``nccl``: the ``nccl`` facts of nccl_facts (``instances`` keyed by environment file, each with
@@ -648,7 +667,11 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
     know it. ``venv``: the vLLM virtualenv whose torch-bundled NCCL an instance without
     ``VLLM_NCCL_SO_PATH`` loads (for the messages). ``missing_record``: the role (cuda_stack,
     vllm_server) that has recorded nothing here yet: the check is then ``not_applied``.
+    ``choice``: the NCCL the plan chose (vllm_server's record, ``release.nccl``); with ``torch`` (the
+    pin is below the release's NCCL floor) the instances must load torch's own NCCL instead.
     """
+    if deployed and not missing_record and (choice or {}).get("choice") == "torch":
+        return _nccl_torch_chosen(host, nccl, choice, venv)
     expected = "NCCL %s%s" % (pinned_version, ("+cuda%s" % pinned_cuda) if pinned_cuda else "")
     if not pinned_version:
         return [_na("nccl_effective", host, "pinned NCCL", "no pinned NCCL version given")]

@@ -156,7 +156,7 @@ def _shape_errors(ctx, item, usable, errors):
     where, gpus, tp, pp = item["where"], item["gpus"], item["tp"], item["pp"]
     heads, kv, layers = ctx.fig["num_attention_heads"], ctx.fig["num_key_value_heads"], ctx.fig["num_hidden_layers"]
     found = []
-    why = tensor_parallel_violation(tp, heads, kv)
+    why = tensor_parallel_violation(tp, heads, kv, ctx.fig)
     if why:
         found.append("%s: tensor_parallel_size %d is invalid for %s: %s; valid tensor_parallel_size values "
                      "for %s (%d attention heads, %d KV heads): %s (with the %d usable GPUs here: %s)"
@@ -475,11 +475,15 @@ def _plan_context(topology, model_config, host, model_name, options):
         fig = model_figures(model_config)
     except LayoutError as exc:
         raise LayoutError("host %s: model %s: %s" % (host, model_name, exc))
+    fig["fp8_moe_tp_padding"] = bool(options.get("fp8_moe_tp_padding"))
+    weights = options.get("weights")
+    if weights:
+        fig["weight_bytes"], fig["weights_source"] = int(weights["bytes"]), weights["source"]
     label = str(model_name).rstrip("/").rsplit("/", 1)[-1] or str(model_name)
     util = _utilization(host, options["gpu_memory_utilization"])
     _check_port_options(host, options["base_port"], options["endpoint_port"])
     max_len = _max_model_len(host, fig, label, options["max_model_len"])
-    valid_tp = valid_tensor_parallel_sizes(fig["num_attention_heads"], fig["num_key_value_heads"])
+    valid_tp = valid_tensor_parallel_sizes(fig["num_attention_heads"], fig["num_key_value_heads"], fig)
     max_gpus = options["max_gpus"]
     if max_gpus is not None and (isinstance(max_gpus, bool) or not isinstance(max_gpus, int) or max_gpus < 1):
         raise LayoutError("host %s: max_gpus must be a positive integer, got %r" % (host, max_gpus))
@@ -548,7 +552,7 @@ def _named_instances(ctx, instances, base_port, endpoint_port):
 
 def _model_out(ctx, model_name, model_path, config_source):
     fig = ctx.fig
-    weights = fig["parameters"] * fig["dtype_bytes"]
+    weights = fig["weight_bytes"]
     kv_seq = memory_per_gpu(fig, 1, 1, ctx.max_model_len)["kv_cache"]
     return {
         "name": model_name,
@@ -561,6 +565,9 @@ def _model_out(ctx, model_name, model_path, config_source):
         "params_billion": round(fig["parameters"] / 1e9, 2),
         "dtype": fig["dtype"],
         "weights_gib": round(gib(weights), 2),
+        "weights_source": fig["weights_source"],
+        "num_experts": fig.get("num_experts"),
+        "fp8_weight_block_size": list(fig["fp8_block"]) if fig.get("fp8_block") else None,
         "max_model_len": ctx.max_model_len,
         "kv_cache_gib_per_sequence": round(gib(kv_seq), 2),
     }
@@ -569,19 +576,23 @@ def _model_out(ctx, model_name, model_path, config_source):
 def plan_layout(topology: Any, model_config: Any, request: Any, *, host: Optional[str], model_name: str,
                 model_path: Optional[str] = None, base_port: int = 8001, endpoint_port: int = 8000,
                 gpu_memory_utilization: float = 0.9, max_model_len: Optional[int] = None, allow_mig: bool = False,
-                config_source: str = "host", max_gpus: Optional[int] = None) -> Dict[str, Any]:
+                config_source: str = "host", max_gpus: Optional[int] = None,
+                weights: Optional[Dict[str, Any]] = None, fp8_moe_tp_padding: bool = False) -> Dict[str, Any]:
     """Plan vLLM instances for one host; returns the ``vllm_layout`` dict.
 
     ``topology`` is the ``gpu_topology`` facts dict, ``model_config`` the model's config.json as a
     dict, ``request`` ``'auto'`` or a list of ``{gpus, tensor_parallel_size,
     pipeline_parallel_size, port}`` dicts. ``max_gpus`` (auto only) limits the plan to at most that
-    many GPUs (the degraded layout: the best plan over every subset of that size). Raises LayoutError
+    many GPUs (the degraded layout: the best plan over every subset of that size). ``weights``
+    (``{"bytes": N, "source": "..."}``, e.g. a safetensors index's total size) replaces the parameter
+    formula's weight size; ``fp8_moe_tp_padding`` is the release's (``_vllm_releases``). Raises LayoutError
     (message names host, rule, values, valid alternatives).
     """
     host = host or "localhost"
     ctx = _plan_context(topology, model_config, host, model_name, {
         "gpu_memory_utilization": gpu_memory_utilization, "base_port": base_port, "endpoint_port": endpoint_port,
-        "max_model_len": max_model_len, "allow_mig": allow_mig, "max_gpus": max_gpus})
+        "max_model_len": max_model_len, "allow_mig": allow_mig, "max_gpus": max_gpus,
+        "weights": weights, "fp8_moe_tp_padding": fp8_moe_tp_padding})
     instances, explanation, request_out = _plan_request(ctx, request)
     out_instances = _named_instances(ctx, instances, base_port, endpoint_port)
     used = set(g for inst in out_instances for g in inst["gpus"])

@@ -51,8 +51,11 @@ class LayoutError(Exception):
 # Tensor-parallel sizes
 
 
-def tensor_parallel_violation(tp: int, num_heads: int, num_kv_heads: int) -> Optional[str]:
-    """Return a sentence naming the broken rule for ``tp``, or None when tp is valid."""
+def tensor_parallel_violation(tp: int, num_heads: int, num_kv_heads: int,
+                              fig: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """Return a sentence naming the broken rule for ``tp``, or None when tp is valid.
+
+    With the model's figures ``fig`` the FP8 block rule is checked too (:func:`fp8_block_violation`)."""
     problems = []
     if num_heads % tp:
         problems.append("%d attention heads are not divisible by %d (vLLM: 'Total number of attention heads "
@@ -64,12 +67,50 @@ def tensor_parallel_violation(tp: int, num_heads: int, num_kv_heads: int) -> Opt
     elif tp % num_kv_heads:
         problems.append("%d is not a multiple of the %d KV heads (KV rule: tp %% kv == 0 when tp > kv)"
                         % (tp, num_kv_heads))
+    block = fp8_block_violation(fig, tp) if fig else None
+    if block:
+        problems.append(block)
     return "; ".join(problems) or None
 
 
-def valid_tensor_parallel_sizes(num_heads: int, num_kv_heads: int) -> List[int]:
-    """All TP sizes allowed by the attention-head and KV-head rules, ascending."""
-    return [tp for tp in range(1, num_heads + 1) if tensor_parallel_violation(tp, num_heads, num_kv_heads) is None]
+def valid_tensor_parallel_sizes(num_heads: int, num_kv_heads: int, fig: Optional[Dict[str, Any]] = None) -> List[int]:
+    """All TP sizes allowed by the attention-head and KV-head rules (and the FP8 block rule with
+    ``fig``), ascending."""
+    return [tp for tp in range(1, num_heads + 1)
+            if tensor_parallel_violation(tp, num_heads, num_kv_heads, fig) is None]
+
+
+def fp8_block_violation(fig: Dict[str, Any], tp: int) -> Optional[str]:
+    """The FP8 block rule of vLLM for a block-quantized model (``quantization_config.weight_block_size``
+    [block_n, block_k]): each weight dimension a tensor-parallel rank holds must be a multiple of the
+    block - the per-rank share of the MLP's intermediate size (column-parallel gate/up: block_n;
+    row-parallel down: block_k) and of the attention heads' width; for MoE experts the per-rank share
+    of ``moe_intermediate_size``, unless the release pads expert shards to whole blocks (vLLM 0.32
+    on: ``fused_moe/oracle/fp8.py`` ``pad_tp_shard_to_weight_blocks``, when the global sizes are
+    block-aligned). vLLM fails at load with "... is not divisible by weight quantization block_n".
+    """
+    block = fig.get("fp8_block")
+    if not block or tp <= 1:
+        return None
+    block_n, block_k = block
+    dims = [("num_attention_heads x head_dim", fig["num_attention_heads"] * fig["head_dim"])]
+    if fig.get("dense_layers", fig["num_hidden_layers"]):
+        dims.append(("intermediate_size", fig["intermediate_size"]))
+    moe = fig.get("moe_intermediate_size")
+    if fig.get("num_experts") and moe:
+        padded = fig.get("fp8_moe_tp_padding") and moe % block_n == 0 and fig["hidden_size"] % block_n == 0
+        if not padded:
+            dims.append(("moe_intermediate_size", moe))
+    for name, size in dims:
+        share = size // tp
+        if size % tp == 0 and share % block_n == 0 and share % block_k == 0:
+            continue
+        return ("the FP8 block-quantized weights (weight_block_size [%d, %d]) cannot be split %d ways: %s %d / %d = %s "
+                "is not a multiple of the block (vLLM: 'The output_size of gate's and up's weight = %s is not "
+                "divisible by weight quantization block_n = %d.')"
+                % (block_n, block_k, tp, name, size, tp, share if size % tp == 0 else "%.1f" % (size / float(tp)),
+                   share, block_n))
+    return None
 
 
 def describe_tp_sizes(valid: List[int], limit: Optional[int] = None) -> str:
@@ -152,32 +193,95 @@ def model_figures(model_config: Any) -> Dict[str, Any]:
     fig["dtype"] = _dtype(cfg)
     fig["dtype_bytes"] = DTYPE_BYTES[fig["dtype"]]
     fig["max_position_embeddings"] = _max_position(cfg)
+    fig["qk_norm"] = model_type in _QK_NORM_TYPES
+    fig.update(_moe_figures(cfg, fig))
+    fig["fp8_block"] = _fp8_block(cfg)
     fig["parameters"] = count_parameters(fig)
+    fig["weight_bytes"] = weight_bytes(fig)
+    fig["weights_source"] = "parameter formula"
     return fig
+
+
+#: model types whose attention normalises q and k per head (q_norm, k_norm: head_dim weights each)
+_QK_NORM_TYPES = ("qwen3", "qwen3_moe")
+
+
+def _moe_figures(cfg, fig):
+    """MoE figures of Qwen2-MoE / Qwen3-MoE configs: routed experts on every ``decoder_sparse_step``-th
+    layer not in ``mlp_only_layers``; dense MLP layers otherwise. Empty for a dense model."""
+    experts = _positive_int(cfg, "num_experts", required=False)
+    if not experts:
+        return {"num_experts": None, "dense_layers": fig["num_hidden_layers"]}
+    moe = _positive_int(cfg, "moe_intermediate_size")
+    step = _positive_int(cfg, "decoder_sparse_step", required=False) or 1
+    dense_only = set(cfg.get("mlp_only_layers") or [])
+    layers = fig["num_hidden_layers"]
+    sparse = sum(1 for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
+    return {"num_experts": experts, "moe_intermediate_size": moe,
+            "num_experts_per_tok": _positive_int(cfg, "num_experts_per_tok", required=False),
+            "shared_expert_intermediate_size": _positive_int(cfg, "shared_expert_intermediate_size", required=False) or 0,
+            "sparse_layers": sparse, "dense_layers": layers - sparse}
+
+
+def _fp8_block(cfg):
+    """(block_n, block_k) of an FP8 block-quantized checkpoint, else None."""
+    quant = cfg.get("quantization_config")
+    if not isinstance(quant, dict) or str(quant.get("quant_method", "")).lower() != "fp8":
+        return None
+    block = quant.get("weight_block_size")
+    if not block:
+        return None
+    if (not isinstance(block, list) or len(block) != 2
+            or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in block)):
+        raise LayoutError("config.json quantization_config.weight_block_size must be two positive integers, got %r"
+                          % (block,))
+    return tuple(block)
 
 
 # ----------------------------------------------------------------------------------------------
 # Sizes
 
 
-def count_parameters(fig: Dict[str, Any]) -> int:
-    """Parameter count of a decoder-only (Qwen2/Llama-shaped) model from its figures.
+def parameter_parts(fig: Dict[str, Any]) -> Dict[str, int]:
+    """Parameters of a decoder-only (Qwen2/Qwen3/Llama-shaped, dense or MoE) model by kind.
 
-    Embeddings (+ untied lm_head) + per layer: q, k, v (with biases when ``qkv_bias``), o,
-    gate/up/down MLP, two RMSNorms; + final norm.
+    ``linear``: the projections vLLM quantizes (q, k, v, o; gate/up/down of dense MLPs and of every
+    expert); ``other``: embeddings, untied lm_head, q/k/v biases, norms (two per layer, the final one,
+    q_norm/k_norm of Qwen3) and the MoE router - kept in the model's dtype by FP8 checkpoints.
     """
     hidden = fig["hidden_size"]
     q_out = fig["num_attention_heads"] * fig["head_dim"]
     kv_out = fig["num_key_value_heads"] * fig["head_dim"]
-    bias = 1 if fig["qkv_bias"] else 0
+    layers = fig["num_hidden_layers"]
     embed = fig["vocab_size"] * hidden
-    lm_head = 0 if fig["tie_word_embeddings"] else embed
-    per_layer = (hidden * q_out + bias * q_out
-                 + 2 * (hidden * kv_out + bias * kv_out)
-                 + q_out * hidden
-                 + 3 * hidden * fig["intermediate_size"]
-                 + 2 * hidden)
-    return embed + lm_head + fig["num_hidden_layers"] * per_layer + hidden
+    attention = hidden * q_out + 2 * hidden * kv_out + q_out * hidden
+    dense = fig.get("dense_layers", layers)
+    sparse = layers - dense
+    linear = layers * attention + dense * 3 * hidden * fig["intermediate_size"]
+    other = embed + (0 if fig["tie_word_embeddings"] else embed) + hidden
+    other += layers * (2 * hidden + (q_out + 2 * kv_out if fig["qkv_bias"] else 0)
+                       + (2 * fig["head_dim"] if fig.get("qk_norm") else 0))
+    if sparse:
+        shared = fig.get("shared_expert_intermediate_size") or 0
+        linear += sparse * (fig["num_experts"] * 3 * hidden * fig["moe_intermediate_size"] + 3 * hidden * shared)
+        other += sparse * (hidden * fig["num_experts"] + (hidden if shared else 0))
+    return {"linear": linear, "other": other}
+
+
+def count_parameters(fig: Dict[str, Any]) -> int:
+    """Parameter count of the model (:func:`parameter_parts` summed)."""
+    parts = parameter_parts(fig)
+    return parts["linear"] + parts["other"]
+
+
+def weight_bytes(fig: Dict[str, Any]) -> int:
+    """Bytes of all weights: parameters x dtype bytes; for an FP8 block-quantized checkpoint the
+    linear weights take 1 byte each plus one float32 scale per block (``weight_scale_inv``)."""
+    parts = parameter_parts(fig)
+    if not fig.get("fp8_block"):
+        return (parts["linear"] + parts["other"]) * fig["dtype_bytes"]
+    block_n, block_k = fig["fp8_block"]
+    return parts["linear"] + parts["linear"] // (block_n * block_k) * 4 + parts["other"] * fig["dtype_bytes"]
 
 
 def kv_heads_per_gpu(num_kv_heads: int, tp: int) -> int:
@@ -187,7 +291,7 @@ def kv_heads_per_gpu(num_kv_heads: int, tp: int) -> int:
 
 def memory_per_gpu(fig: Dict[str, Any], tp: int, pp: int, max_model_len: int) -> Dict[str, float]:
     """Bytes one GPU needs for a TP x PP instance: dict weights, kv_cache, reserve, total."""
-    weights = fig["parameters"] * fig["dtype_bytes"] / float(tp * pp)
+    weights = fig["weight_bytes"] / float(tp * pp)
     kv = (2.0 * fig["num_hidden_layers"] * kv_heads_per_gpu(fig["num_key_value_heads"], tp)
           * fig["head_dim"] * fig["dtype_bytes"] * max_model_len / pp)
     return {"weights": weights, "kv_cache": kv, "reserve": float(RESERVE_BYTES),

@@ -53,6 +53,8 @@ FLAG_PURPOSES = ("disable_log_requests", "enable_log_requests", "shutdown_timeou
 # ``architectures_removed`` are relative to ``architectures_from`` (the previous row read, so each
 # row says what its registry changed); :func:`architectures` gives a row's whole set.
 # ``start_log`` matches the line the OpenAI server logs at every start (with the version).
+# ``fp8_moe_tp_padding``: the release pads a fused-MoE tensor-parallel shard of FP8 block-quantized
+# experts to whole blocks (else a shard that is not a multiple of the block fails at load).
 # Generated from the facts file tests/fixtures/vllm_releases/releases.json (provenance there);
 # tests/unit/plugins/module_utils/test_vllm_releases.py keeps the two equal.
 RELEASES = (
@@ -87,6 +89,7 @@ RELEASES = (
         "error_404": 'flat',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": None,
         "architectures_added": (
             "AquilaForCausalLM", "AquilaModel", "ArcticForCausalLM", "BaiChuanForCausalLM",
@@ -158,6 +161,7 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:576',
             'start_log': 'vllm/entrypoints/openai/api_server.py:528',
+            'fp8_moe_tp_padding': 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises (no MoE block check found)',
         },
     },
     {
@@ -191,6 +195,7 @@ RELEASES = (
         "error_404": 'flat',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.6.3.post1',
         "architectures_added": (
             "AriaForConditionalGeneration", "BertForSequenceClassification", "BertModel", "Cohere2ForCausalLM",
@@ -249,6 +254,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:765',
             'start_log': 'vllm/entrypoints/openai/api_server.py:712',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:397)'),
         },
     },
     {
@@ -282,6 +290,7 @@ RELEASES = (
         "error_404": 'flat',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.6.6.post1',
         "architectures_added": (
             "AyaVisionForConditionalGeneration", "BambaForCausalLM", "DeepSeekMTPModel",
@@ -347,6 +356,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:1119',
             'start_log': 'vllm/entrypoints/openai/api_server.py:1043',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:478)'),
         },
     },
     {
@@ -380,6 +392,7 @@ RELEASES = (
         "error_404": 'flat',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.8.5.post1',
         "architectures_added": (
             "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "GteNewModel", "MiMoForCausalLM",
@@ -435,6 +448,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:1365',
             'start_log': 'vllm/entrypoints/openai/api_server.py:1289',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:493)'),
         },
     },
     {
@@ -468,6 +484,7 @@ RELEASES = (
         "error_404": 'flat',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.9.0',
         "architectures_added": (
             "Dots1ForCausalLM", "EagleMiniCPMForCausalLM", "Ernie4_5_ForCausalLM", "Ernie4_5_MoeForCausalLM",
@@ -526,6 +543,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:1484',
             'start_log': 'vllm/entrypoints/openai/api_server.py:1395',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:527)'),
         },
     },
     {
@@ -559,6 +579,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.9.2',
         "architectures_added": (
             "ApertusForCausalLM", "ArceeForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM",
@@ -623,6 +644,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:1942',
             'start_log': 'vllm/entrypoints/openai/api_server.py:1839',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:510)'),
         },
     },
     {
@@ -656,6 +680,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.11.0',
         "architectures_added": (
             "AfmoeForCausalLM", "BeeForConditionalGeneration", "BertSpladeSparseEmbeddingModel", "CLIPModel",
@@ -706,6 +731,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:2084',
             'start_log': 'vllm/entrypoints/openai/api_server.py:1977',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:695)'),
         },
     },
     {
@@ -739,6 +767,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.11.1',
         "architectures_added": (
             "AXK1ForCausalLM", "AudioFlamingo3ForConditionalGeneration", "BagelForConditionalGeneration",
@@ -804,6 +833,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:533',
             'start_log': 'vllm/entrypoints/utils.py:282',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:717)'),
         },
     },
     {
@@ -837,6 +869,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.17.1',
         "architectures_added": (
             "ColPaliForRetrieval", "Eagle3DeepseekV2ForCausalLM", "Eagle3DeepseekV3ForCausalLM",
@@ -882,6 +915,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:684',
             'start_log': 'vllm/entrypoints/utils.py:277',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:717)'),
         },
     },
     {
@@ -915,6 +951,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.18.0',
         "architectures_added": (
             "Cheers", "CheersForConditionalGeneration", "CohereAsrForConditionalGeneration",
@@ -967,6 +1004,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:706',
             'start_log': 'vllm/entrypoints/utils.py:279',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:630)'),
         },
     },
     {
@@ -1000,6 +1040,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.20.0',
         "architectures_added": (),
         "architectures_removed": (),
@@ -1042,6 +1083,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:706',
             'start_log': 'vllm/entrypoints/utils.py:279',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/fp8.py:630)'),
         },
     },
     {
@@ -1075,6 +1119,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": False,
         "architectures_from": 'vllm==0.20.2',
         "architectures_added": (
             "BailingMoeV25MTPModel", "BailingMoeV3ForCausalLM", "BailingMoeV3MTPModel",
@@ -1164,6 +1209,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:50',
             'start_log': 'vllm/entrypoints/serve/utils/api_utils.py:327',
+            'fp8_moe_tp_padding': (
+                'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
+                '(vllm/model_executor/layers/quantization/utils/fp8_utils.py:1276)'),
         },
     },
     {
@@ -1197,6 +1245,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": True,
         "architectures_from": 'vllm==0.30.0',
         "architectures_added": (
             "ClefOmniForJointSchema", "EmbeddingGemma2Model", "ExaoneMoEForCausalLM", "LiLiCorrDraftModel",
@@ -1245,6 +1294,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:50',
             'start_log': 'vllm/entrypoints/serve/utils/api_utils.py:327',
+            'fp8_moe_tp_padding': (
+                'vllm/model_executor/layers/fused_moe/oracle/fp8.py:320 pad_tp_shard_to_weight_blocks (MoE '
+                'TP shards padded to whole blocks when the global dims are block-aligned)'),
         },
     },
     {
@@ -1278,6 +1330,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": True,
         "architectures_from": 'vllm==0.32.0',
         "architectures_added": (
             "AliceAIForCausalLM", "Alpamayo2Super", "BeamForCausalLM", "ClefFlashForJointSchema",
@@ -1333,6 +1386,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:50',
             'start_log': 'vllm/entrypoints/common/startup.py:18',
+            'fp8_moe_tp_padding': (
+                'vllm/model_executor/layers/fused_moe/oracle/fp8.py:324 pad_tp_shard_to_weight_blocks (MoE '
+                'TP shards padded to whole blocks when the global dims are block-aligned)'),
         },
     },
     {
@@ -1366,6 +1422,7 @@ RELEASES = (
         "error_404": 'nested',
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
+        "fp8_moe_tp_padding": True,
         "architectures_from": 'vllm==0.32.0',
         "architectures_added": (),
         "architectures_removed": (),
@@ -1412,6 +1469,9 @@ RELEASES = (
             'architectures': 'vllm/model_executor/models/registry.py (every key of the dicts composing _VLLM_MODELS)',
             'entry_point': 'vllm/entrypoints/openai/api_server.py:50',
             'start_log': 'vllm/entrypoints/serve/utils/api_utils.py:327',
+            'fp8_moe_tp_padding': (
+                'vllm/model_executor/layers/fused_moe/oracle/fp8.py:320 pad_tp_shard_to_weight_blocks (MoE '
+                'TP shards padded to whole blocks when the global dims are block-aligned)'),
         },
     },
 )

@@ -129,7 +129,9 @@ def _torch_findings(host, release, dists, torch_cuda, driver):
                            % (release["version"], want), "torch"))
     else:
         out.append(finding("vllm_stack", "pass", host, "torch %s" % want, "torch %s" % have, subject="torch"))
-    runtime = dists.get("nvidia-cuda-runtime-cu12") or dists.get("nvidia-cuda-runtime-cu13") or torch_cuda
+    # torch up to 2.10 names nvidia-cuda-runtime-cu12; from 2.11 (CUDA 13) the wheel is nvidia-cuda-runtime
+    runtime = (dists.get("nvidia-cuda-runtime-cu12") or dists.get("nvidia-cuda-runtime-cu13")
+               or dists.get("nvidia-cuda-runtime") or torch_cuda)
     problem, said = check_driver(release, driver)
     if release.get("cuda_runtime") is None:
         out.append(finding("vllm_stack", "pass", host, "no CUDA runtime", said, subject="CUDA runtime"))

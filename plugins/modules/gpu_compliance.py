@@ -610,9 +610,18 @@ class Gatherer(object):
                                model_path=p["model_path"], base_port=p["base_port"],
                                gpu_memory_utilization=p["gpu_memory_utilization"],
                                max_model_len=p["max_model_len"] or None,
-                               allow_mig=p["allow_mig"]), None, True
+                               allow_mig=p["allow_mig"], fp8_moe_tp_padding=_fp8_padding(p["vllm_pip_spec"])), None, True
         except LayoutError as exc:
             return None, str(exc), True
+
+
+def _fp8_padding(spec):
+    """The release's fp8_moe_tp_padding (False when the spec is not a listed release)."""
+    try:
+        dist, version = parse_pip_spec(spec)
+        return bool(lookup(version, dist, allow_unlisted=True)["fp8_moe_tp_padding"])
+    except ReleaseError:
+        return False
 
 
 # --- the checks, in catalog order: each step reads what it needs and returns its findings --------
@@ -690,12 +699,14 @@ def _nccl_effective(run):
     e, vllm = run.expected, run.records["vllm_server"]
     missing = "cuda_stack" if not e["recorded"] else ("vllm_server" if vllm is None else None)
     nccl = None
-    if run.deployed and not missing and e["install_nccl"] and e["nccl_release"]:
+    choice = ((vllm or {}).get("release") or {}).get("nccl")
+    torch_chosen = (choice or {}).get("choice") == "torch"
+    if run.deployed and not missing and (torch_chosen or (e["install_nccl"] and e["nccl_release"])):
         nccl = run.g.nccl(vllm.get("venv") or "", records_of.instance_env_files(vllm))
         run.readings["nccl_instances"] = nccl["instances"] if nccl else None
     return checks.check_nccl_effective(run.host, nccl, e["nccl_release"] if e["install_nccl"] else "",
                                        e["nccl_cuda"] or None, (vllm or {}).get("venv"), run.deployed,
-                                       missing_record=missing)
+                                       missing_record=missing, choice=choice)
 
 
 def _host_tuning(run):

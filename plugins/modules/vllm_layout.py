@@ -64,6 +64,13 @@ options:
       - Contents of the model's C(config.json), read on the controller. Used only when
         C(<model_path>/config.json) does not exist on the host (C(config_source=controller)).
     type: dict
+  model_index:
+    description:
+      - Contents of the model's C(model.safetensors.index.json), read on the controller (sizes known before the
+        weights are staged). Its C(metadata.total_size) is the weights' size in the plan
+        (RV(ansible_facts.vllm_layout.model.weights_source) C(controller index)) instead of the parameter formula;
+        a copy on the host under O(model_path) is read too and must agree (else a warning, and the host's is used).
+    type: dict
   layout:
     description:
       - V(auto), or a list of instances. Each instance is a dict with C(gpus) (list of GPU indices as
@@ -259,6 +266,22 @@ ansible_facts:
               description: Size of all weights in GiB (2^30 bytes), 2 decimals.
               type: float
               sample: 14.19
+            weights_source:
+              description: Where the weights' size comes from - C(parameter formula) (from C(config.json); FP8
+                block-quantized linear weights at 1 byte plus a float32 scale per block), C(controller index) or
+                C(host index) (C(metadata.total_size) of C(model.safetensors.index.json)).
+              type: str
+              sample: parameter formula
+            num_experts:
+              description: Routed experts of a mixture-of-experts model (C(num_experts)); null for a dense one.
+              type: int
+              sample: 128
+            fp8_weight_block_size:
+              description: C(quantization_config.weight_block_size) of an FP8 block-quantized checkpoint, else null.
+                Each weight dimension a tensor-parallel rank holds must be a multiple of it.
+              type: list
+              elements: int
+              sample: [128, 128]
             max_model_len:
               description: Context length (tokens) the KV cache was sized for.
               type: int
@@ -423,6 +446,10 @@ ansible_facts:
               description: The shape of its 404 body (C(flat) OpenAI error object, or C(nested) under C(error)).
               type: str
               sample: flat
+            fp8_moe_tp_padding:
+              description: Whether the release pads FP8 block-quantized expert shards to whole blocks (vLLM 0.32 on).
+              type: bool
+              sample: false
             entry_point:
               description: The Python module the units run (C(python -m <entry_point>)).
               type: str
@@ -532,12 +559,40 @@ def _model_config(module, host):
                          "to the host or pass its config.json as model_config" % (params["model_name"], where))
 
 
-def _plan(module, host, config, source):
+def _index_total(module, index, where):
+    """metadata.total_size of a model.safetensors.index.json dict, or fail naming ``where``."""
+    total = (index.get("metadata") or {}).get("total_size") if isinstance(index, dict) else None
+    if isinstance(total, bool) or not isinstance(total, int) or total < 1:
+        module.fail_json(msg="vllm_layout on host %s: %s has no positive integer metadata.total_size (got %r); give "
+                             "the model's real model.safetensors.index.json" % (module.params["host"], where, total))
+    return total
+
+
+def _weights(module, host):
+    """{"bytes", "source"} from the safetensors index (controller copy, or the host's), or None."""
+    params = module.params
+    host_path = os.path.join(params["model_path"], "model.safetensors.index.json") if params["model_path"] else None
+    on_host = None
+    if host_path and os.path.isfile(host_path):
+        on_host = _index_total(module, _read_host_config(module, host_path), host_path)
+    if params["model_index"] is not None:
+        given = _index_total(module, params["model_index"], "model_index")
+        if on_host is not None and on_host != given:
+            module.warn("vllm_layout: %s on host %s gives total_size %d, the controller's model_index %d; the host "
+                        "file is used" % (host_path, host, on_host, given))
+            return {"bytes": on_host, "source": "host index"}
+        return {"bytes": given, "source": "controller index"}
+    return {"bytes": on_host, "source": "host index"} if on_host is not None else None
+
+
+def _plan(module, host, config, source, release=None):
     """The full plan, with the degraded plan (or None) under ``degraded``; LayoutError on failure."""
     params = module.params
     common = dict(host=host, model_name=params["model_name"], model_path=params["model_path"],
                   endpoint_port=params["endpoint_port"], gpu_memory_utilization=params["gpu_memory_utilization"],
-                  max_model_len=params["max_model_len"], allow_mig=params["allow_mig"], config_source=source)
+                  max_model_len=params["max_model_len"], allow_mig=params["allow_mig"], config_source=source,
+                  weights=_weights(module, host),
+                  fp8_moe_tp_padding=bool(release and release.get("fp8_moe_tp_padding")))
     plan = plan_layout(params["topology"], config, _parse_layout(module, params["layout"]),
                        base_port=params["base_port"], **common)
     plan["degraded"] = None
@@ -610,6 +665,7 @@ def main():
             model_name=dict(type="str", required=True),
             model_path=dict(type="path"),
             model_config=dict(type="dict"),
+            model_index=dict(type="dict"),
             layout=dict(type="raw", default="auto"),
             host=dict(type="str"),
             base_port=dict(type="int", default=8001),
@@ -633,7 +689,7 @@ def main():
     config, source = _model_config(module, host)
     release = _release(module, host, config)
     try:
-        plan = _plan(module, host, config, source)
+        plan = _plan(module, host, config, source, release)
     except LayoutError as exc:
         module.fail_json(msg=str(exc), config_source=source)
     except Exception as exc:  # pylint: disable=broad-except

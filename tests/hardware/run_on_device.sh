@@ -6,7 +6,9 @@
 #
 #   bash tests/hardware/run_on_device.sh                         # every stage
 #   STAGES="compliance diagnose" bash tests/hardware/run_on_device.sh   # some of them
-# Stages: capture plan bench allreduce compliance diagnose nccl validate (preflight: old name of compliance)
+# Stages: capture plan bench allreduce compliance diagnose nccl validate release (preflight: old name of compliance)
+#   release: the plan's release checks with the host's facts and its own libnccl.so.2 (tests/hardware/release.yml),
+#   and the vllm_stack readers on the host's own torch (dist-info names, torch/version.py)
 #   validate: site.yml --check against this host (the first play refuses or passes it; /etc, /opt and
 #   /var/lib are checksummed before and after: check mode and a refusal change nothing)
 set -u
@@ -82,6 +84,24 @@ if want validate; then
         >"$out/site.log" 2>&1
     echo "site.yml rc=$? files under /etc /opt /var/lib: $([ "$before" = "$(sums)" ] && echo unchanged || echo CHANGED)"
     grep -E '^(PLAY|TASK|fatal|failed)|msg:' "$out/site.log" | tail -25
+fi
+if want release; then
+    echo "== release checks of the plan"
+    /tmp/site/bin/ansible-playbook -i localhost, tests/hardware/release.yml -e hw_out="$out" >"$out/release.log" 2>&1
+    echo "release.yml rc=$?"; cat "$out/release_plans.json" | head -80
+    PYTHONPATH=/tmp/ac:/tmp/site python3 - >"$out/vllm_stack_readers.json" 2>&1 <<'PY'
+import glob, json, os, sys, sysconfig
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _vllm_stack as s
+site = sysconfig.get_paths()["purelib"]
+names = [n for n in os.listdir(site) if n.endswith(".dist-info")]
+torch_py = os.path.join(site, "torch", "version.py")
+text = open(torch_py).read() if os.path.exists(torch_py) else None
+dists = s.parse_dist_infos(names)
+print(json.dumps({"site": site, "python": sys.version.split()[0],
+                  "dists": dict((k, v) for k, v in sorted(dists.items()) if k.startswith(("torch", "vllm", "nvidia"))),
+                  "torch_version_py": text, "torch_cuda": s.parse_torch_cuda(text)}, indent=1))
+PY
+    cat "$out/vllm_stack_readers.json"
 fi
 if want diagnose; then
     echo "== diagnose.yml"

@@ -10,6 +10,7 @@ instances on the NVLink pairs 0+1 and 4+5, numbered from port 8001 by first GPU)
 test_preflight.py (file order), on the host as converge left it.
 """
 import json
+import time
 
 import pytest
 from testinfra_helpers import env_file, extra_vars, http, run_playbook, stream_arrival_times
@@ -98,6 +99,17 @@ def test_endpoint_balances_and_completes(host):
         assert json.loads(resp["body"])["model"] == MODEL
         seen.add(resp["headers"]["X-GPU-Sim-Instance"])
     assert len(seen) >= 2, "nginx sent every request to one instance: %s" % seen
+
+
+def test_prompts_are_not_logged_by_default(host):
+    # issue 17: vLLM 0.6.3 logs every prompt unless started with --disable-log-requests; the units
+    # pass it (vllm_server_log_requests false). The request is answered; its prompt reaches no log.
+    marker = "i7-prompt-marker-%d" % int(time.time() * 1000)
+    resp = _http(host, "http://127.0.0.1:8001/v1/completions", json.dumps({"model": MODEL, "prompt": marker, "max_tokens": 2}))
+    assert resp["status"] == 200, resp
+    time.sleep(2)
+    assert marker not in host.file("/var/log/vllm/n0-0.log").content_string
+    assert marker not in host.check_output("journalctl -u vllm@n0-0.service --no-pager")
 
 
 def test_endpoint_health(host):

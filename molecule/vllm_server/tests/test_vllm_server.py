@@ -217,6 +217,8 @@ def test_instance_logs_to_journal_and_file(host):
     assert host.file(log).user == "vllm" and host.file(log).mode == 0o640
     unit = host.file("/etc/systemd/system/vllm@.service").content_string
     assert "StandardOutput=journal" in unit and "append:" not in unit
+    # vllm_server_log_requests: true (host_vars): vLLM 0.6.3 logs requests unless told not to
+    assert "--disable-log-requests" not in unit
 
 
 def test_degraded_instances_log_to_their_own_files(host):

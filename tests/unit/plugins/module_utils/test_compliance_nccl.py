@@ -117,3 +117,25 @@ def test_not_applied_while_a_role_has_recorded_nothing():
         assert [(f["status"], f["severity"], f["expected"], f["actual"]) for f in out] == [
             ("not_applied", "warn", "NCCL 2.14.3+cuda11.7",
              "not applied: %s has recorded nothing on this host" % role)]
+
+
+# --- the plan chose torch's own NCCL (the pin is below the release's NCCL floor, issue 17) ---------
+
+TORCH_CHOICE = {"choice": "torch", "version": "2.29.7",
+                "why": "the NCCL 2.14.3 pin does not reach vLLM 0.32.0: its NCCL wrapper needs NCCL >= 2.29.7"}
+
+
+def test_torch_choice_passes_instances_without_a_library():
+    nccl = {"instances": {"/etc/vllm/n0-0.env": {"nccl_so_path": None,
+                                                 "effective": {"version": "2.29.7", "cuda": "13.0"}}}}
+    out = c.check_nccl_effective("gpu01", nccl, "2.14.3", venv="/opt/vllm/venv", choice=TORCH_CHOICE)
+    assert [(f["status"], f["subject"], f["actual"]) for f in out] == [
+        ("pass", "vllm@n0-0", "torch's bundled NCCL in /opt/vllm/venv (NCCL 2.29.7+cuda13.0)")]
+    assert out[0]["expected"].startswith("torch's own NCCL (the plan: the NCCL 2.14.3 pin does not reach vLLM 0.32.0")
+
+
+def test_torch_choice_fails_an_instance_given_the_pin():
+    nccl = {"instances": {"/etc/vllm/n0-0.env": {"nccl_so_path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+                                                 "effective": {"version": "2.14.3"}}}}
+    out = c.check_nccl_effective("gpu01", nccl, "2.14.3", choice=TORCH_CHOICE)
+    assert [(f["status"], f["actual"]) for f in out] == [("fail", "VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2")]

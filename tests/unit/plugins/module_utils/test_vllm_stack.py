@@ -10,6 +10,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
+
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _vllm_releases as rel
@@ -134,3 +136,20 @@ def test_recorded_but_checked_as_before_a_rollout():
     findings = stack.check_vllm_stack("gpu01", dict(deployed=False, recorded=True, spec="vllm==0.6.3.post1",
                                                     pins=PINS, release=None))
     assert [(f["status"], f["actual"]) for f in findings] == [("not_applicable", "not deployed; no release planned")]
+
+
+def test_real_h200_torch_install_is_read():
+    # the real H200 VM's torch venv, read by the same parsers there (tests/hardware/run_on_device.sh, stage release)
+    reading = json.loads(fixture_text("real/h200_vm/results/vllm-stack-readers-i17.json"))
+    assert stack.parse_torch_cuda(reading["torch_version_py"]) == "13.0"
+    assert reading["dists"]["torch"] == "2.11.0" and reading["dists"]["nvidia-cuda-runtime"] == "13.0.96"
+    assert reading["dists"]["nvidia-nccl-cu13"] == "2.28.9"
+
+
+def test_cuda_runtime_of_torch_2_11_wheels_is_found():
+    # vllm 0.20.2 pins torch 2.11.0, whose CUDA runtime wheel is nvidia-cuda-runtime (no -cu13 suffix)
+    dists = {"vllm": "0.20.2", "torch": "2.11.0", "nvidia-cuda-runtime": "13.0.96", "nvidia-nccl-cu13": "2.28.9"}
+    torch_nccl = {"choice": "torch", "version": "2.28.9", "why": "below the floor"}
+    got = _by_subject(_deployed(spec="vllm==0.20.2", dists=dists, version_file="0.20.2", torch_cuda="13.0",
+                                release={"nccl": torch_nccl}, instances=[]))
+    assert got["CUDA runtime"] == ("pass", "torch loads CUDA 13.0.96; driver 580.159.04")

@@ -274,3 +274,34 @@ def test_explicit_library_version_from_its_banner(tmp_path):
                          pip_spec="vllm==0.18.0", nccl_so_path=str(lib), layout=[{"gpus": [0, 1]}])
     assert rc == 0, res
     assert res["ansible_facts"]["vllm_layout"]["release"]["nccl"]["version"] == "2.27.5"
+
+
+def test_controller_index_sizes_the_weights(tmp_path):
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         model_index={"metadata": {"total_size": 16381470720}, "weight_map": {}})
+    assert rc == 0, res
+    model = res["ansible_facts"]["vllm_layout"]["model"]
+    assert (model["weights_source"], model["weights_gib"]) == ("controller index", 15.26)
+
+
+def test_host_index_that_disagrees_wins_with_a_warning(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(model_config("Qwen3-8B")))
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": 17179869184}}))
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_path=str(tmp_path),
+                         model_index={"metadata": {"total_size": 16381470720}})
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["model"]["weights_source"] == "host index"
+    assert "gives total_size 17179869184, the controller's model_index 16381470720" in json.dumps(res["warnings"])
+
+
+def test_index_without_total_size_is_refused(tmp_path):
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         model_index={"weight_map": {}})
+    assert rc != 0 and "model_index has no positive integer metadata.total_size" in res["msg"]
+
+
+def test_fp8_tp_rule_follows_the_release(tmp_path):
+    cfg = model_config("Qwen3-30B-A3B-FP8")
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-30B-A3B-FP8", model_config=cfg, pip_spec="vllm==0.18.0")
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["valid_tensor_parallel_sizes"] == [1, 2]
