@@ -479,6 +479,11 @@ def _plan_context(topology, model_config, host, model_name, options):
     weights = options.get("weights")
     if weights:
         fig["weight_bytes"], fig["weights_source"] = int(weights["bytes"]), weights["source"]
+    elif fig.get("unmodelled_moe"):
+        raise LayoutError("host %s: model %s: config.json has %r, a mixture-of-experts layout the parameter formula "
+                          "does not model (only Qwen's num_experts / moe_intermediate_size): its size would be far too "
+                          "small. Fix: give the model's model.safetensors.index.json (vllm_server_model.index) so the "
+                          "plan sizes the weights from its total_size" % (host, model_name, fig["unmodelled_moe"]))
     label = str(model_name).rstrip("/").rsplit("/", 1)[-1] or str(model_name)
     util = _utilization(host, options["gpu_memory_utilization"])
     _check_port_options(host, options["base_port"], options["endpoint_port"])

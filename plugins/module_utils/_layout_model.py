@@ -93,23 +93,28 @@ def fp8_block_violation(fig: Dict[str, Any], tp: int) -> Optional[str]:
     if not block or tp <= 1:
         return None
     block_n, block_k = block
-    dims = [("num_attention_heads x head_dim", fig["num_attention_heads"] * fig["head_dim"])]
+    kv_width = kv_heads_per_gpu(fig["num_key_value_heads"], tp) * fig["head_dim"] * tp
+    dims = [("num_attention_heads x head_dim", fig["num_attention_heads"] * fig["head_dim"], False),
+            ("KV heads x head_dim per rank", kv_width, False)]
     if fig.get("dense_layers", fig["num_hidden_layers"]):
-        dims.append(("intermediate_size", fig["intermediate_size"]))
+        dims.append(("intermediate_size", fig["intermediate_size"], False))
     moe = fig.get("moe_intermediate_size")
     if fig.get("num_experts") and moe:
         padded = fig.get("fp8_moe_tp_padding") and moe % block_n == 0 and fig["hidden_size"] % block_n == 0
         if not padded:
-            dims.append(("moe_intermediate_size", moe))
-    for name, size in dims:
+            dims.append(("moe_intermediate_size", moe, True))
+        if fig.get("shared_expert_intermediate_size"):
+            dims.append(("shared_expert_intermediate_size", fig["shared_expert_intermediate_size"], False))
+    for name, size, expert in dims:
         share = size // tp
         if size % tp == 0 and share % block_n == 0 and share % block_k == 0:
             continue
+        said = ("The output_size of gate's and up's weight = %d is not divisible by weight quantization block_n = %d."
+                if expert else "Weight output_partition_size = %d is not divisible by weight quantization block_n = %d.")
         return ("the FP8 block-quantized weights (weight_block_size [%d, %d]) cannot be split %d ways: %s %d / %d = %s "
-                "is not a multiple of the block (vLLM: 'The output_size of gate's and up's weight = %s is not "
-                "divisible by weight quantization block_n = %d.')"
+                "is not a multiple of the block (vLLM: '%s')"
                 % (block_n, block_k, tp, name, size, tp, share if size % tp == 0 else "%.1f" % (size / float(tp)),
-                   share, block_n))
+                   said % (share, block_n)))
     return None
 
 
@@ -206,21 +211,33 @@ def model_figures(model_config: Any) -> Dict[str, Any]:
 _QK_NORM_TYPES = ("qwen3", "qwen3_moe")
 
 
+#: expert-count keys of mixture-of-experts configs the parameter formula does not model (Mixtral,
+#: DeepSeek, ...): such a model is sized only from its safetensors index
+_OTHER_MOE_KEYS = ("num_local_experts", "n_routed_experts", "moe_num_experts", "num_experts_per_layer")
+
+
 def _moe_figures(cfg, fig):
     """MoE figures of Qwen2-MoE / Qwen3-MoE configs: routed experts on every ``decoder_sparse_step``-th
-    layer not in ``mlp_only_layers``; dense MLP layers otherwise. Empty for a dense model."""
-    experts = _positive_int(cfg, "num_experts", required=False)
-    if not experts:
-        return {"num_experts": None, "dense_layers": fig["num_hidden_layers"]}
+    layer not in ``mlp_only_layers``; dense MLP layers otherwise. Empty for a dense model
+    (``num_experts`` absent or 0); ``unmodelled_moe`` names the key of another MoE family."""
+    other = [key for key in _OTHER_MOE_KEYS if cfg.get(key)]
+    experts = cfg.get("num_experts")
+    if experts in (None, 0):
+        return {"num_experts": None, "dense_layers": fig["num_hidden_layers"],
+                "unmodelled_moe": other[0] if other else None}
+    experts = _positive_int(cfg, "num_experts")
     moe = _positive_int(cfg, "moe_intermediate_size")
     step = _positive_int(cfg, "decoder_sparse_step", required=False) or 1
-    dense_only = set(cfg.get("mlp_only_layers") or [])
+    dense_only = cfg.get("mlp_only_layers") or []
+    if not isinstance(dense_only, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in dense_only):
+        raise LayoutError("config.json key 'mlp_only_layers' must be a list of layer numbers, got %r" % (dense_only,))
+    dense_only = set(dense_only)
     layers = fig["num_hidden_layers"]
     sparse = sum(1 for i in range(layers) if i not in dense_only and (i + 1) % step == 0)
     return {"num_experts": experts, "moe_intermediate_size": moe,
             "num_experts_per_tok": _positive_int(cfg, "num_experts_per_tok", required=False),
             "shared_expert_intermediate_size": _positive_int(cfg, "shared_expert_intermediate_size", required=False) or 0,
-            "sparse_layers": sparse, "dense_layers": layers - sparse}
+            "sparse_layers": sparse, "dense_layers": layers - sparse, "unmodelled_moe": None}
 
 
 def _fp8_block(cfg):

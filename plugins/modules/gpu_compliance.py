@@ -316,6 +316,7 @@ readings:
 """
 
 import glob
+import gzip
 import os
 import re
 import socket
@@ -537,20 +538,37 @@ class Gatherer(object):
         return names, version, read_text(os.path.join(site, "torch", "version.py"))
 
     def instance_log(self, path, user):
-        """(text or None, why not): the tail of an instance log, read without following the service
-        user's links (_safe_read)."""
+        """(text or None, why not): an instance's log since its last start, read without following
+        the service user's links (_safe_read): the live file, then - while no start of vLLM is in
+        what was read - its rotations (housekeeping's logrotate: <log>.1, then <log>.N.gz)."""
         try:
             import pwd
             uids = set([0, pwd.getpwnam(user).pw_uid]) if user else set([0])
         except KeyError:
             uids = set([0])
-        try:
-            data = _safe_read.read_tail(path, uids, 4 * 1024 * 1024)
-        except _safe_read.Refused as exc:
-            return None, exc.reason
-        except (IOError, OSError) as exc:
-            return None, exc.strerror or str(exc)
-        return data.decode("utf-8", "replace"), None
+        text, first_error = "", None
+        for index, name in enumerate([path, path + ".1"] + ["%s.%d.gz" % (path, n) for n in range(2, 6)]):
+            try:
+                data = _safe_read.read_tail(name, uids, 4 * 1024 * 1024)
+            except _safe_read.Refused as exc:
+                if index == 0:
+                    first_error = exc.reason
+                break
+            except (IOError, OSError) as exc:
+                if index == 0:
+                    first_error = exc.strerror or str(exc)
+                break
+            if name.endswith(".gz"):
+                try:
+                    data = gzip.decompress(data)
+                except (IOError, OSError, EOFError):
+                    break
+            text = data.decode("utf-8", "replace") + text
+            if stack_of.START_MARKER.search(text):
+                break
+        if first_error:
+            return None, first_error
+        return text, None
 
     def health(self, port):
         if not port:

@@ -69,7 +69,8 @@ options:
       - Contents of the model's C(model.safetensors.index.json), read on the controller (sizes known before the
         weights are staged). Its C(metadata.total_size) is the weights' size in the plan
         (RV(ansible_facts.vllm_layout.model.weights_source) C(controller index)) instead of the parameter formula;
-        a copy on the host under O(model_path) is read too and must agree (else a warning, and the host's is used).
+        a copy on the host under O(model_path) is read too - when the two differ a warning says so and the host's is
+        used; a total more than twice (or under half) what C(config.json) gives is warned about too.
     type: dict
   layout:
     description:
@@ -157,8 +158,10 @@ options:
         C(libnccl.so.2).
       - V(auto) chooses the pinned system NCCL (O(pinned_nccl_version)) when it meets the release's NCCL floor,
         else torch's own; RV(ansible_facts.vllm_layout.release.nccl) says which and why.
-      - An explicit path is read on the host for its version (the C(NCCL version) string in the library);
-        a path that does not exist yet is taken to be O(pinned_nccl_version).
+      - An explicit path is read on the host for its version (the C(NCCL version) string in the library, else
+        the version in its resolved file name); a path that is not absolute, does not exist yet, is not a regular
+        file or carries no version has no known version, and is refused for a group above 1 of a release with an
+        NCCL floor.
     type: str
     default: auto
   pinned_nccl_version:
@@ -498,11 +501,12 @@ ansible_facts:
 import json
 import mmap
 import os
+import stat
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError, model_figures
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl import (
     version_from_binary, version_from_filename)
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_plan import (
@@ -512,7 +516,7 @@ _COMPARED_KEYS = ("num_attention_heads", "num_key_value_heads", "num_hidden_laye
                   "intermediate_size", "vocab_size", "torch_dtype")
 
 
-def _read_host_config(module, path):
+def _read_host_config(module, path, what="config.json"):
     try:
         with open(path, "r") as handle:
             text = handle.read()
@@ -522,7 +526,7 @@ def _read_host_config(module, path):
         data = json.loads(text)
     except ValueError as exc:
         module.fail_json(msg="vllm_layout: %s on host %s is not valid JSON (%s); re-download the model's "
-                             "config.json" % (path, module.params["host"], exc))
+                             "%s" % (path, module.params["host"], exc, what))
     if not isinstance(data, dict):
         module.fail_json(msg="vllm_layout: %s on host %s holds a JSON %s, not an object"
                              % (path, module.params["host"], type(data).__name__))
@@ -561,7 +565,8 @@ def _model_config(module, host):
 
 def _index_total(module, index, where):
     """metadata.total_size of a model.safetensors.index.json dict, or fail naming ``where``."""
-    total = (index.get("metadata") or {}).get("total_size") if isinstance(index, dict) else None
+    metadata = index.get("metadata") if isinstance(index, dict) else None
+    total = metadata.get("total_size") if isinstance(metadata, dict) else None
     if isinstance(total, bool) or not isinstance(total, int) or total < 1:
         module.fail_json(msg="vllm_layout on host %s: %s has no positive integer metadata.total_size (got %r); give "
                              "the model's real model.safetensors.index.json" % (module.params["host"], where, total))
@@ -574,7 +579,7 @@ def _weights(module, host):
     host_path = os.path.join(params["model_path"], "model.safetensors.index.json") if params["model_path"] else None
     on_host = None
     if host_path and os.path.isfile(host_path):
-        on_host = _index_total(module, _read_host_config(module, host_path), host_path)
+        on_host = _index_total(module, _read_host_config(module, host_path, "model.safetensors.index.json"), host_path)
     if params["model_index"] is not None:
         given = _index_total(module, params["model_index"], "model_index")
         if on_host is not None and on_host != given:
@@ -585,13 +590,35 @@ def _weights(module, host):
     return {"bytes": on_host, "source": "host index"} if on_host is not None else None
 
 
+def _weights_checked(module, host, config):
+    weights = _weights(module, host)
+    _check_weights(module, host, weights, config)
+    return weights
+
+
+def _check_weights(module, host, weights, config):
+    """Warn when the index's total differs from the parameter formula by more than a factor of two
+    (an index of another model, or a formula that does not fit this config)."""
+    if not weights:
+        return
+    try:
+        formula = model_figures(config)["weight_bytes"]
+    except LayoutError:
+        return
+    ratio = weights["bytes"] / float(formula)
+    if not 0.5 <= ratio <= 2.0:
+        module.warn("vllm_layout: on host %s the %s says the weights take %d bytes, %.2f times what config.json's "
+                    "figures give (%d): check that the index is this model's"
+                    % (host, weights["source"], weights["bytes"], ratio, formula))
+
+
 def _plan(module, host, config, source, release=None):
     """The full plan, with the degraded plan (or None) under ``degraded``; LayoutError on failure."""
     params = module.params
     common = dict(host=host, model_name=params["model_name"], model_path=params["model_path"],
                   endpoint_port=params["endpoint_port"], gpu_memory_utilization=params["gpu_memory_utilization"],
                   max_model_len=params["max_model_len"], allow_mig=params["allow_mig"], config_source=source,
-                  weights=_weights(module, host),
+                  weights=_weights_checked(module, host, config),
                   fp8_moe_tp_padding=bool(release and release.get("fp8_moe_tp_padding")))
     plan = plan_layout(params["topology"], config, _parse_layout(module, params["layout"]),
                        base_port=params["base_port"], **common)
@@ -608,30 +635,39 @@ def _plan(module, host, config, source, release=None):
     return plan
 
 
-def _library_version(path, pinned):
-    """NCCL version of the library at ``path`` on the host; ``pinned`` when it does not exist yet."""
-    if not os.path.exists(path):
-        return pinned
+def _library_version(path):
+    """(NCCL version or None, why not) of the library at ``path`` on the host: the ``NCCL version``
+    string inside it (what NCCL itself reports), else the version in its resolved file name. Only a
+    regular file is opened (a FIFO would block, a directory is no library)."""
+    if not os.path.isabs(path):
+        return None, "is not an absolute path"
     real = os.path.realpath(path)
-    version = version_from_filename(os.path.basename(real))
-    if version:
-        return version
     try:
-        with open(real, "rb") as handle:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            try:
-                found, _cuda = version_from_binary(mapped)
-            finally:
-                mapped.close()
-    except (IOError, OSError, ValueError):
-        return None
-    return found
+        st = os.stat(real)
+    except (IOError, OSError) as exc:
+        return None, "does not exist on the host (%s)" % (exc.strerror or exc)
+    if not stat.S_ISREG(st.st_mode):
+        return None, "is not a regular file"
+    found = None
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if st.st_size:
+                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                try:
+                    found, _cuda = version_from_binary(mapped)
+                finally:
+                    mapped.close()
+    except (IOError, OSError, ValueError) as exc:
+        return None, "cannot be read (%s)" % exc
+    found = found or version_from_filename(os.path.basename(real))
+    return (found, None) if found else (None, "carries no NCCL version string")
 
 
 def _release(module, host, config):
     """The release summary (or None without pip_spec); fails the module on a refusal."""
     params = module.params
-    if not params["pip_spec"]:
+    if params["pip_spec"] is None:
         return None
     topology = params["topology"] or {}
     try:
@@ -648,10 +684,10 @@ def _nccl(module, host, release, plan):
     params = module.params
     group = largest_group(plan["instances"], (plan.get("degraded") or {}).get("instances"))
     setting = params["nccl_so_path"]
-    explicit = None
+    explicit, why_not = None, None
     if setting not in ("auto", ""):
-        explicit = _library_version(setting, params["pinned_nccl_version"] or None)
-    decision, problem = choose_nccl(release, setting, group, params["pinned_nccl_version"] or None, explicit)
+        explicit, why_not = _library_version(setting)
+    decision, problem = choose_nccl(release, setting, group, params["pinned_nccl_version"] or None, explicit, why_not)
     if problem:
         module.fail_json(msg="host %s: %s" % (host, problem))
     decision["largest_group"] = group

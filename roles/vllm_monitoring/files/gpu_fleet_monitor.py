@@ -114,17 +114,18 @@ def kv_cache_reading(text):
     """(usage, gauge) from a /metrics text: the highest series of the first of KV_METRICS that has a
     reading, and its name; (None, None) when none has.
 
-    NaN series are skipped (no reading); an infinite one (+Inf, -Inf) makes the answer unusable:
-    ValueError says so (the gauge is a 0-1 fraction)."""
+    NaN series are skipped (no reading); an infinite one (+Inf, -Inf) of the gauge that would be read
+    makes the answer unusable: ValueError says so (the gauge is a 0-1 fraction). An infinite series
+    of a gauge that is not read (the deprecated one beside a good new one) does not."""
     values = dict((name, []) for name in KV_METRICS)
     for name, _labels, value in parse_prometheus_text(text):
-        if name not in values or math.isnan(value):
-            continue
-        if math.isinf(value):
-            raise ValueError("%s is %s, not a 0-1 fraction" % (name, "+Inf" if value > 0 else "-Inf"))
-        values[name].append(value)
+        if name in values and not math.isnan(value):
+            values[name].append(value)
     for name in KV_METRICS:
         if values[name]:
+            bad = [v for v in values[name] if math.isinf(v)]
+            if bad:
+                raise ValueError("%s is %s, not a 0-1 fraction" % (name, "+Inf" if bad[0] > 0 else "-Inf"))
             return max(values[name]), name
     return None, None
 

@@ -160,6 +160,11 @@ def test_infinite_new_gauge_is_named_in_the_error():
         mon.kv_cache_reading('vllm:kv_cache_usage_perc{engine="0"} +Inf\n')
 
 
+def test_infinite_old_gauge_beside_a_good_new_one_is_not_read():
+    text = 'vllm:gpu_cache_usage_perc{model_name="a"} +Inf\nvllm:kv_cache_usage_perc{model_name="a"} 0.4\n'
+    assert mon.kv_cache_reading(text) == (0.4, "vllm:kv_cache_usage_perc")
+
+
 def test_neither_gauge_is_no_reading():
     assert mon.kv_cache_reading('vllm:num_requests_running{model_name="a"} 1\n') == (None, None)
 

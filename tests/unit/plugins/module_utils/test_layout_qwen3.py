@@ -100,3 +100,16 @@ def test_235b_a22b_does_not_fit_six_a100():
 def test_weights_from_the_index_replace_the_formula():
     out = plan("Qwen3-8B", weights={"bytes": 16381470720 + 2 * 1024 ** 3, "source": "controller index"})
     assert (out["model"]["weights_gib"], out["model"]["weights_source"]) == (17.26, "controller index")
+
+
+def test_fp8_block_rule_checks_the_kv_width_per_rank():
+    # head_dim 64 with 2 KV heads: at TP=2 each rank holds a 64-wide k and v, not a multiple of 128
+    cfg = dict(config("Qwen3-8B"), head_dim=64, num_key_value_heads=2,
+               quantization_config={"quant_method": "fp8", "weight_block_size": [128, 128]})
+    fig = model_figures(cfg)
+    assert 2 not in valid_tensor_parallel_sizes(fig["num_attention_heads"], 2, fig)
+
+
+def test_num_experts_zero_is_a_dense_model():
+    fig = model_figures(dict(config("Qwen3-8B"), num_experts=0))
+    assert fig["num_experts"] is None and fig["weight_bytes"] == 16381470720

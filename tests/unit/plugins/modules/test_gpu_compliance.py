@@ -283,3 +283,48 @@ def test_a_gpu_without_its_node_fails(tmp_path):
     rc, res = check(tmp_path, dev_dir=str(one), systemd_runtime_dir=str(tmp_path / "run-systemd-system"))
     assert [(f["subject"], f["status"], f["expected"], f["actual"]) for f in by_id(res, "gpu_devices")] == [
         ("GPU 1", "fail", "%s/nvidia1" % one, "missing (present: nvidia0)")]
+
+
+# --- vllm_stack's reader of an instance log across logrotate's rotations (issue 17 review) ---------
+
+class _FakeModule(object):
+    params = {"systemd_runtime_dir": "/nonexistent-systemd"}
+
+    def get_bin_path(self, *_args, **_kwargs):
+        return None
+
+
+def _gatherer():
+    from ansible_collections.gpu_fleet.vllm_serving.plugins.modules import gpu_compliance
+    return gpu_compliance.Gatherer(_FakeModule(), "gpu01")
+
+
+START_063 = "INFO 12-02 10:00:01 api_server.py:528] vLLM API server version 0.6.3.post1\n"
+NCCL_063 = "INFO 12-02 10:00:09 pynccl.py:63] vLLM is using nccl==2.14.3\n"
+
+
+def test_instance_log_reads_back_through_rotations(tmp_path):
+    import gzip
+    log = tmp_path / "n0-0.log"
+    # housekeeping's logrotate (copytruncate, delaycompress): the start is two rotations back
+    (tmp_path / "n0-0.log.2.gz").write_bytes(gzip.compress((START_063 + NCCL_063).encode()))
+    (tmp_path / "n0-0.log.1").write_text("INFO ... Avg prompt throughput: 1.0 tokens/s\n")
+    log.write_text("INFO ... Avg prompt throughput: 2.0 tokens/s\n")
+    text, error = _gatherer().instance_log(str(log), None)
+    assert error is None and text.index("vLLM is using nccl==2.14.3") < text.index("2.0 tokens/s")
+
+
+def test_instance_log_stops_at_the_live_start(tmp_path):
+    log = tmp_path / "n0-0.log"
+    (tmp_path / "n0-0.log.1").write_text("OLD " + START_063)
+    log.write_text(START_063 + NCCL_063)
+    text, error = _gatherer().instance_log(str(log), None)
+    assert error is None and "OLD" not in text
+
+
+def test_instance_log_link_is_not_followed(tmp_path):
+    target = tmp_path / "secret"
+    target.write_text("root only")
+    (tmp_path / "n0-0.log").symlink_to(target)
+    text, error = _gatherer().instance_log(str(tmp_path / "n0-0.log"), None)
+    assert text is None and "symbolic link" in error

@@ -305,3 +305,68 @@ def test_fp8_tp_rule_follows_the_release(tmp_path):
     rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-30B-A3B-FP8", model_config=cfg, pip_spec="vllm==0.18.0")
     assert rc == 0, res
     assert res["ansible_facts"]["vllm_layout"]["valid_tensor_parallel_sizes"] == [1, 2]
+
+
+# --- review findings (issue 17): what an explicit NCCL path, a config or a spec can be --------------
+
+def _tp2_on_0_18(tmp_path, path):
+    return run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                      pip_spec="vllm==0.18.0", nccl_so_path=str(path), layout=[{"gpus": [0, 1]}])
+
+
+def test_fifo_as_nccl_library_is_refused_not_opened(tmp_path):
+    fifo = tmp_path / "libnccl.so.2"
+    os.mkfifo(str(fifo))
+    rc, res = _tp2_on_0_18(tmp_path, fifo)
+    assert rc != 0 and "which is not a regular file, so its NCCL version is not known" in res["msg"]
+
+
+def test_directory_named_like_a_library_is_refused(tmp_path):
+    lib = tmp_path / "libnccl.so.2.29.7"
+    lib.mkdir()
+    rc, res = _tp2_on_0_18(tmp_path, lib)
+    assert rc != 0 and "is not a regular file" in res["msg"]
+
+
+def test_missing_library_is_not_taken_for_the_pin(tmp_path):
+    rc, res = _tp2_on_0_18(tmp_path, tmp_path / "missing" / "libnccl.so.2")
+    assert rc != 0 and "does not exist on the host" in res["msg"]
+
+
+def test_banner_wins_over_the_file_name(tmp_path):
+    # a file named 2.30.2 whose own version string says 2.21.5: NCCL reports the latter
+    lib = tmp_path / "libnccl.so.2.30.2"
+    lib.write_bytes(b"\x7fELF" + b"\x00" * 32 + b"NCCL version 2.21.5+cuda12.4\x00")
+    rc, res = _tp2_on_0_18(tmp_path, lib)
+    assert rc != 0 and "which is NCCL 2.21.5, but vLLM 0.18.0's NCCL wrapper needs NCCL >= 2.27" in res["msg"]
+
+
+def test_architectures_not_a_list_is_refused(tmp_path):
+    cfg = dict(model_config("Qwen2.5-7B-Instruct"), architectures="Qwen2ForCausalLM")
+    rc, res = run_module(tmp_path, model_config=cfg, pip_spec="vllm==0.6.3.post1")
+    assert rc != 0 and "config.json architectures is 'Qwen2ForCausalLM': it must be a list of model class names" in res["msg"]
+
+
+def test_empty_pip_spec_is_refused(tmp_path):
+    rc, res = run_module(tmp_path, model_config=model_config("Qwen2.5-7B-Instruct"), pip_spec="")
+    assert rc != 0 and "does not pin one exact release" in res["msg"]
+
+
+def test_moe_family_the_formula_does_not_model_needs_the_index(tmp_path):
+    # a Mixtral-8x7B-shaped config (experts under num_local_experts); the index total below is this test's input
+    mixtral = {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_size": 4096,
+               "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2, "torch_dtype": "bfloat16",
+               "max_position_embeddings": 32768, "tie_word_embeddings": False}
+    rc, res = run_module(tmp_path, model_name="mistralai/Mixtral-8x7B", model_config=mixtral, pip_spec="vllm==0.6.3.post1")
+    assert rc != 0 and "'num_local_experts', a mixture-of-experts layout the parameter formula does not model" in res["msg"]
+    rc, res = run_module(tmp_path, model_name="mistralai/Mixtral-8x7B", model_config=mixtral, pip_spec="vllm==0.6.3.post1",
+                         model_index={"metadata": {"total_size": 93405585408}}, layout=[{"gpus": [0, 1]}])
+    assert rc == 0, res
+    assert res["ansible_facts"]["vllm_layout"]["model"]["weights_source"] == "controller index"
+
+
+def test_index_far_from_the_formula_is_warned(tmp_path):
+    rc, res = run_module(tmp_path, model_name="Qwen/Qwen3-8B", model_config=model_config("Qwen3-8B"),
+                         model_index={"metadata": {"total_size": 100}})
+    assert rc == 0 and "check that the index is this model's" in json.dumps(res["warnings"])
