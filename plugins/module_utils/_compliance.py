@@ -672,6 +672,10 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
     """
     if deployed and not missing_record and (choice or {}).get("choice") == "torch":
         return _nccl_torch_chosen(host, nccl, choice, venv)
+    if (choice or {}).get("choice") == "explicit" and choice.get("version"):
+        # vllm_server_nccl_so_path named a library: the plan read its version and checked it against the
+        # release's NCCL floor; the instances must load that one, whatever the pin says
+        pinned_version, pinned_cuda = choice["version"], None
     expected = "NCCL %s%s" % (pinned_version, ("+cuda%s" % pinned_cuda) if pinned_cuda else "")
     if not pinned_version:
         return [_na("nccl_effective", host, "pinned NCCL", "no pinned NCCL version given")]

@@ -139,3 +139,14 @@ def test_torch_choice_fails_an_instance_given_the_pin():
                                                  "effective": {"version": "2.14.3"}}}}
     out = c.check_nccl_effective("gpu01", nccl, "2.14.3", choice=TORCH_CHOICE)
     assert [(f["status"], f["actual"]) for f in out] == [("fail", "VLLM_NCCL_SO_PATH=/usr/lib/x86_64-linux-gnu/libnccl.so.2")]
+
+
+def test_explicit_choice_expects_the_library_the_plan_read():
+    # vLLM 0.32.0 at TP=2 with vllm_server_nccl_so_path /opt/nccl/2.29.7/lib/libnccl.so.2 (accepted by the
+    # plan); the pin 2.14.3 is below that release's floor and is not what the instances should load
+    choice = {"choice": "explicit", "path": "/opt/nccl/2.29.7/lib/libnccl.so.2", "version": "2.29.7"}
+    nccl = {"system": {"version": "2.14.3"},
+            "instances": {"/etc/vllm/n0-0.env": {"nccl_so_path": choice["path"],
+                                                 "effective": {"version": "2.29.7", "path": choice["path"]}}}}
+    out = c.check_nccl_effective("gpu01", nccl, "2.14.3", "12.1", choice=choice)
+    assert [(f["status"], f["expected"]) for f in out] == [("pass", "NCCL 2.29.7")]
