@@ -638,14 +638,19 @@ def _nccl_label(record):
     return "NCCL %s%s" % (version, ("+cuda%s" % record["cuda"]) if record.get("cuda") else "")
 
 
+def _nccl_instances(nccl):
+    """(subject ``vllm@<name>``, instance facts) per environment file of the nccl facts, by name."""
+    for path, inst in sorted(((nccl or {}).get("instances") or {}).items()):
+        name = path.rsplit("/", 1)[-1]
+        yield "vllm@%s" % (name[:-4] if name.endswith(".env") else name), inst
+
+
 def _nccl_torch_chosen(host, nccl, choice, venv):
     """The plan gave the instances torch's own NCCL (the pin is below the release's NCCL floor):
     no instance may name another library in VLLM_NCCL_SO_PATH."""
     expected = "torch's own NCCL (the plan: %s)" % (choice.get("why") or "vllm_server_nccl_so_path")
     out = []
-    for path, inst in sorted(((nccl or {}).get("instances") or {}).items()):
-        name = path.rsplit("/", 1)[-1]
-        subject = "vllm@%s" % (name[:-4] if name.endswith(".env") else name)
+    for subject, inst in _nccl_instances(nccl):
         record = inst.get("effective") or {}
         if inst.get("nccl_so_path"):
             out.append(finding("nccl_effective", "fail", host, expected, "VLLM_NCCL_SO_PATH=%s" % inst["nccl_so_path"],
@@ -699,10 +704,7 @@ def check_nccl_effective(host, nccl, pinned_version, pinned_cuda=None, venv=None
                "set vllm_server_nccl_so_path to it and re-run site.yml --tags vllm_server."
                % (pinned_version, _nccl_label(system) if system else "absent"))
     out = []
-    for path, inst in sorted(instances.items()):
-        name = path.rsplit("/", 1)[-1]
-        name = name[:-4] if name.endswith(".env") else name
-        subject = "vllm@%s" % name
+    for subject, inst in _nccl_instances(nccl):
         so_path = inst.get("nccl_so_path")
         record = inst.get("effective")
         if so_path:

@@ -17,6 +17,7 @@ import fnmatch
 import glob
 import mmap
 import os
+import stat
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _nccl
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import parse_env_text
@@ -31,22 +32,33 @@ class NcclGatherError(Exception):
 
 
 def read_library(path, dist_version=None):
-    """Library record for a file on this host; version from its bytes when readable."""
+    """Library record for a file on this host; version from its bytes when readable.
+
+    Only a regular file is opened (non-blocking: a FIFO named as a library would block the read);
+    otherwise the record has no version and ``problem`` says why (``does not exist on the host``,
+    ``is not a regular file``, ``cannot be read``), ``error`` the same with the path."""
     realpath = os.path.realpath(path)
-    binary_version, binary_cuda, error = None, None, None
+    binary_version, binary_cuda, problem = None, None, None
     try:
-        with open(realpath, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size > 0:
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                try:
-                    binary_version, binary_cuda = _nccl.version_from_binary(mapped)
-                finally:
-                    mapped.close()
-    except (IOError, OSError, ValueError) as exc:
-        error = "%s: %s" % (realpath, exc)
+        st = os.stat(realpath)
+    except (IOError, OSError) as exc:
+        st, problem = None, "does not exist on the host (%s)" % (exc.strerror or exc)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        problem = "is not a regular file"
+    elif st is not None:
+        try:
+            with os.fdopen(os.open(realpath, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
+                if st.st_size > 0:
+                    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                    try:
+                        binary_version, binary_cuda = _nccl.version_from_binary(mapped)
+                    finally:
+                        mapped.close()
+        except (IOError, OSError, ValueError) as exc:
+            problem = "cannot be read (%s)" % exc
     record = _nccl.library_record(path, realpath, binary_version, binary_cuda, dist_version)
-    if error:
-        record["error"] = error
+    if problem:
+        record["problem"], record["error"] = problem, "%s: %s" % (realpath, problem)
     return record
 
 

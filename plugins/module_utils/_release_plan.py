@@ -21,7 +21,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_releases import (
-    DRIVER_FLOORS, ReleaseError, architectures, lookup, parse_pip_spec, rows)
+    DRIVER_FLOORS, ReleaseError, architectures, release_for_spec, rows)
 
 __all__ = ["plan_release", "check_architectures", "check_driver", "choose_nccl", "numeric_version", "largest_group",
            "log_requests_args", "ReleaseError"]
@@ -172,8 +172,7 @@ def log_requests_args(flags):
 def plan_release(pip_spec, config, allow_unlisted=False, driver_version=None):
     """(release summary, problems): the release ``pip_spec`` pins, with the architecture and driver
     checks done. Raises ReleaseError when the spec or the release is refused."""
-    distribution, version = parse_pip_spec(pip_spec)
-    release = lookup(version, distribution, allow_unlisted=allow_unlisted)
+    release = release_for_spec(pip_spec, allow_unlisted)
     problems = check_architectures(release, config)
     problem, said = check_driver(release, driver_version)
     if problem:

@@ -43,6 +43,7 @@ __all__ = [
     "open_file",
     "open_path",
     "read_tail",
+    "service_owners",
     "copy_tail",
 ]
 
@@ -227,6 +228,16 @@ def copy_tail(src_fd, size, write, max_bytes):
         copied += len(block)
         left -= len(block)
     return copied, start > 0
+
+
+def service_owners(user):
+    """(uids, names) a file of the service ``user`` may be owned by: the user's and root's, or
+    root's alone (with why) when the user does not exist."""
+    import pwd
+    try:
+        return {pwd.getpwnam(user).pw_uid, 0}, "%s or root" % user
+    except KeyError:
+        return {0}, "root (user %r does not exist)" % user
 
 
 def read_tail(path, owners, max_bytes=8192, owner_names=None):

@@ -22,7 +22,7 @@ __metaclass__ = type
 import re
 
 __all__ = ["RELEASES", "DRIVER_FLOORS", "ReleaseError", "parse_version", "parse_pip_spec", "lookup",
-           "listed_versions", "kv_gauge_names", "architectures", "rows"]
+           "listed_versions", "kv_gauge_names", "architectures", "rows", "release_for_spec"]
 
 
 class ReleaseError(ValueError):
@@ -1600,6 +1600,12 @@ def _exact(rows, key):
         if parse_version(row["version"]) == key:
             return row
     return None
+
+
+def release_for_spec(spec, allow_unlisted=False):
+    """The facts of the release a pip spec pins (parse_pip_spec, then lookup); ReleaseError else."""
+    distribution, version = parse_pip_spec(spec)
+    return lookup(version, distribution, allow_unlisted=allow_unlisted)
 
 
 def lookup(version, distribution="vllm", allow_unlisted=False):

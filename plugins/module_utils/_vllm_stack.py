@@ -28,7 +28,7 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._compliance
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_plan import (
     check_driver, numeric_version)
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_releases import (
-    RELEASES, ReleaseError, lookup, parse_pip_spec, parse_version)
+    RELEASES, ReleaseError, parse_pip_spec, parse_version, release_for_spec)
 
 __all__ = ["parse_dist_infos", "parse_version_file", "parse_torch_cuda", "nccl_in_use", "check_vllm_stack",
            "START_MARKER", "NCCL_LINE"]
@@ -100,7 +100,7 @@ def _release_findings(host, spec, dists, version_file):
     actual = "%s %s installed" % (dist, version)
     try:
         want_dist, want_version = parse_pip_spec(spec)
-        release = lookup(want_version, want_dist, allow_unlisted=True)
+        release = release_for_spec(spec, allow_unlisted=True)
     except ReleaseError as exc:
         return [finding("vllm_stack", "fail", host, expected, actual, "vllm_server_pip_spec: %s." % exc, "vllm")], None
     same = dist == want_dist and parse_version(version) is not None and parse_version(version) == parse_version(want_version)

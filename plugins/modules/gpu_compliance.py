@@ -340,7 +340,7 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _vll
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_plan import (
     ReleaseError, choose_nccl, largest_group)
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import TopologyParseError
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_releases import lookup, parse_pip_spec
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_releases import release_for_spec
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     build_gpu_topology,
     unavailable_topology,
@@ -541,15 +541,11 @@ class Gatherer(object):
         """(text or None, why not): an instance's log since its last start, read without following
         the service user's links (_safe_read): the live file, then - while no start of vLLM is in
         what was read - its rotations (housekeeping's logrotate: <log>.1, then <log>.N.gz)."""
-        try:
-            import pwd
-            uids = set([0, pwd.getpwnam(user).pw_uid]) if user else set([0])
-        except KeyError:
-            uids = set([0])
+        uids, names = _safe_read.service_owners(user) if user else ({0}, "root")
         text, first_error = "", None
         for index, name in enumerate([path, path + ".1"] + ["%s.%d.gz" % (path, n) for n in range(2, 6)]):
             try:
-                data = _safe_read.read_tail(name, uids, 4 * 1024 * 1024)
+                data = _safe_read.read_tail(name, uids, 4 * 1024 * 1024, names)
             except _safe_read.Refused as exc:
                 if index == 0:
                     first_error = exc.reason
@@ -633,13 +629,18 @@ class Gatherer(object):
             return None, str(exc), True
 
 
+def _spec_release(spec):
+    """The facts of the release the inventory's vllm_server_pip_spec pins, or None when the table
+    cannot answer for it (the plan refuses such a spec; here it leaves the checks without facts)."""
+    try:
+        return release_for_spec(spec, allow_unlisted=True)
+    except ReleaseError:
+        return None
+
+
 def _fp8_padding(spec):
     """The release's fp8_moe_tp_padding (False when the spec is not a listed release)."""
-    try:
-        dist, version = parse_pip_spec(spec)
-        return bool(lookup(version, dist, allow_unlisted=True)["fp8_moe_tp_padding"])
-    except ReleaseError:
-        return False
+    return bool((_spec_release(spec) or {}).get("fp8_moe_tp_padding"))
 
 
 # --- the checks, in catalog order: each step reads what it needs and returns its findings --------
@@ -767,10 +768,8 @@ def _units(run):
 
 def _planned_release(run):
     """The release the inventory asks for, with the NCCL the plan would choose (or None)."""
-    try:
-        dist, version = parse_pip_spec(run.p["vllm_pip_spec"])
-        release = lookup(version, dist, allow_unlisted=True)
-    except ReleaseError:
+    release = _spec_release(run.p["vllm_pip_spec"])
+    if release is None:
         return None
     e = run.expected
     plan = run.plan[0] or {}

@@ -499,16 +499,13 @@ ansible_facts:
 """
 
 import json
-import mmap
 import os
-import stat
 import socket
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout import plan_layout
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._layout_model import LayoutError, model_figures
-from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl import (
-    version_from_binary, version_from_filename)
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import read_library
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_plan import (
     ReleaseError, choose_nccl, largest_group, plan_release)
 
@@ -573,7 +570,15 @@ def _index_total(module, index, where):
     return total
 
 
-def _weights(module, host):
+def _weights(module, host, config):
+    """{"bytes", "source"} from the safetensors index (controller copy, or the host's), or None;
+    checked against config.json's figures (_check_weights)."""
+    weights = _index_weights(module, host)
+    _check_weights(module, host, weights, config)
+    return weights
+
+
+def _index_weights(module, host):
     """{"bytes", "source"} from the safetensors index (controller copy, or the host's), or None."""
     params = module.params
     host_path = os.path.join(params["model_path"], "model.safetensors.index.json") if params["model_path"] else None
@@ -588,12 +593,6 @@ def _weights(module, host):
             return {"bytes": on_host, "source": "host index"}
         return {"bytes": given, "source": "controller index"}
     return {"bytes": on_host, "source": "host index"} if on_host is not None else None
-
-
-def _weights_checked(module, host, config):
-    weights = _weights(module, host)
-    _check_weights(module, host, weights, config)
-    return weights
 
 
 def _check_weights(module, host, weights, config):
@@ -618,7 +617,7 @@ def _plan(module, host, config, source, release=None):
     common = dict(host=host, model_name=params["model_name"], model_path=params["model_path"],
                   endpoint_port=params["endpoint_port"], gpu_memory_utilization=params["gpu_memory_utilization"],
                   max_model_len=params["max_model_len"], allow_mig=params["allow_mig"], config_source=source,
-                  weights=_weights_checked(module, host, config),
+                  weights=_weights(module, host, config),
                   fp8_moe_tp_padding=bool(release and release.get("fp8_moe_tp_padding")))
     plan = plan_layout(params["topology"], config, _parse_layout(module, params["layout"]),
                        base_port=params["base_port"], **common)
@@ -636,32 +635,14 @@ def _plan(module, host, config, source, release=None):
 
 
 def _library_version(path):
-    """(NCCL version or None, why not) of the library at ``path`` on the host: the ``NCCL version``
-    string inside it (what NCCL itself reports), else the version in its resolved file name. Only a
-    regular file is opened (a FIFO would block, a directory is no library)."""
+    """(NCCL version or None, why not) of the library at ``path`` on the host, read as nccl_facts
+    reads one (_nccl_gather.read_library: its ``NCCL version`` string first, then its file name)."""
     if not os.path.isabs(path):
         return None, "is not an absolute path"
-    real = os.path.realpath(path)
-    try:
-        st = os.stat(real)
-    except (IOError, OSError) as exc:
-        return None, "does not exist on the host (%s)" % (exc.strerror or exc)
-    if not stat.S_ISREG(st.st_mode):
-        return None, "is not a regular file"
-    found = None
-    try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if st.st_size:
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                try:
-                    found, _cuda = version_from_binary(mapped)
-                finally:
-                    mapped.close()
-    except (IOError, OSError, ValueError) as exc:
-        return None, "cannot be read (%s)" % exc
-    found = found or version_from_filename(os.path.basename(real))
-    return (found, None) if found else (None, "carries no NCCL version string")
+    record = read_library(path)
+    if record.get("problem"):
+        return None, record["problem"]
+    return (record["version"], None) if record["version"] else (None, "carries no NCCL version string")
 
 
 def _release(module, host, config):

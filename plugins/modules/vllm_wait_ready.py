@@ -116,7 +116,6 @@ elapsed:
 
 import json
 import os
-import pwd
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -145,10 +144,7 @@ ARGUMENT_SPEC = dict(
 def _tail(path, owner, lines=20):
     """The last ``lines`` lines of the log at ``path`` by the rule of _safe_read (no link
     followed, a regular file of ``owner`` or root), or why they are not shown."""
-    try:
-        uids, names = {pwd.getpwnam(owner).pw_uid, 0}, "%s or root" % owner
-    except KeyError:
-        uids, names = {0}, "root (user %r does not exist)" % owner
+    uids, names = _safe_read.service_owners(owner)
     try:
         data = _safe_read.read_tail(path, uids, 8192, names).decode("utf-8", "replace")
     except _safe_read.Refused as exc:

@@ -105,3 +105,21 @@ def test_real_h200_libraries_version_strings_in_their_order(library, expected):
             break
         block.append(line)
     assert _nccl.version_from_binary(_strings_at_offsets(block)) == expected
+
+
+# --- the one reader of a library file (_nccl_gather.read_library: nccl_facts, compliance, the plan) --
+
+def test_read_library_does_not_open_a_fifo(tmp_path):
+    import os
+    from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import read_library
+    fifo = tmp_path / "libnccl.so.2"
+    os.mkfifo(str(fifo))
+    record = read_library(str(fifo))
+    assert (record["version"], record["problem"]) == (None, "is not a regular file")
+    assert record["error"] == "%s: is not a regular file" % fifo
+
+
+def test_read_library_of_a_missing_file_says_so(tmp_path):
+    from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._nccl_gather import read_library
+    record = read_library(str(tmp_path / "libnccl.so.2.14.3"))
+    assert record["problem"].startswith("does not exist on the host")
