@@ -1,7 +1,7 @@
 # gpu_fleet.vllm_serving — two entry points for a fresh machine (see README.md):
 #   make demo   provision two simulated GPU hosts with site.yml and print their layouts
-#   make test   everything CI runs: lint, ansible-test sanity + units, galaxy build/install, molecule
-# and, while working: make check (lint, sanity, units: minutes, no container), make molecule-<scenario>.
+#   make test   everything CI runs: lint, ansible-test sanity + units, promtool rules, galaxy build/install, molecule
+# and, while working: make check (lint, sanity, units, rules: minutes, no container), make molecule-<scenario>.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -17,24 +17,26 @@ export ANSIBLE_COLLECTIONS_PATH := $(ROOT)/.build/ac
 export ANSIBLE_FORCE_COLOR := false
 export PY_COLORS := 0
 
-APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync openssh-client
+APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync openssh-client prometheus
 
 # The molecule scenarios, in the order make test runs them (molecule/<scenario>/).
 SCENARIOS := host_tuning model_store compliance cuda_stack vllm_server
 
-.PHONY: help setup sim demo demo-clean test check lint sanity units galaxy molecule clean \
+.PHONY: help setup sim demo demo-clean test check lint sanity units rules galaxy molecule clean \
   $(addprefix molecule-,$(SCENARIOS))
 
 help:
 	@echo "make demo        provision simulated hosts gpu-sim-a100x6 and gpu-sim-h200 with site.yml"
 	@echo "make demo-clean  remove the simulated hosts"
-	@echo "make test        what CI runs: lint, ansible-test sanity + units, galaxy build/install, molecule"
-	@echo "make check       the fast part of make test: lint (ansible-lint, pyflakes), sanity, units"
+	@echo "make test        what CI runs: lint, ansible-test sanity + units, rules, galaxy build/install, molecule"
+	@echo "make check       the fast part of make test: lint (ansible-lint, pyflakes), sanity, units, rules"
+	@echo "make rules       promtool: check docs/prometheus/vllm-alerts.yml, run tests/prometheus/*.yml"
 	@echo "make molecule    every molecule scenario: $(SCENARIOS)"
 	@for s in $(SCENARIOS); do printf 'make %-22s one scenario: molecule test -s %s\n' "molecule-$$s" "$$s"; done
 
 # --- set-up ----------------------------------------------------------------------------------
-.build/apt.stamp:
+# Rebuilt when the Makefile changes, so a package added to APT_PACKAGES reaches an existing checkout.
+.build/apt.stamp: Makefile
 	@mkdir -p .build
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -70,11 +72,11 @@ demo-clean:
 	bash tests/simulator/hosts.sh down
 
 # --- tests ---------------------------------------------------------------------------------------
-test: lint sanity units galaxy molecule
+test: lint sanity units rules galaxy molecule
 	@echo "make test: all stages passed"
 
-check: lint sanity units
-	@echo "make check: lint, sanity and units passed"
+check: lint sanity units rules
+	@echo "make check: lint, sanity, units and rules passed"
 
 lint: setup
 	$(BIN)/ansible-lint --profile production
@@ -85,6 +87,11 @@ sanity: setup
 
 units: setup
 	bash tests/ansible-test.sh units
+
+# Prometheus alert rules: syntax (promtool from Debian's prometheus), then their unit tests.
+rules: .build/apt.stamp
+	promtool check rules docs/prometheus/vllm-alerts.yml
+	promtool test rules tests/prometheus/*.yml
 
 galaxy: setup
 	rm -rf .build/dist .build/installed
