@@ -18,6 +18,9 @@ THRESHOLDS = "KV-cache thresholds"
 RUNS = "vllm_monitoring_alert_consecutive_runs="
 SCHEDULE = "is not a usable schedule"
 PATH = "vllm_monitoring_textfile_dir="
+LISTEN = "node_exporter cannot listen there"
+REMOTE = "which is not loopback"
+ARGS = "it becomes --collector.textfile.directory"
 # Values of the wrong type are refused by the entry point's argument spec, before the role's checks.
 SPEC = "Validation of arguments failed"
 
@@ -45,6 +48,37 @@ CASES = {
     "relative_dir": ({"textfile_dir": "textfiles"}, (PATH, "vllm_monitoring_textfile_dir=textfiles")),
     "root_dir": ({"textfile_dir": "/"}, (PATH, "vllm_monitoring_textfile_dir=/ ")),
     "dotdot_dir": ({"textfile_dir": "/var/lib/../etc"}, (PATH, "vllm_monitoring_textfile_dir=/var/lib/../etc")),
+    # vllm_monitoring_node_exporter: install (the listen address is checked only then)
+    "ne_default": ({"node_exporter": "install"}, "accepted"),
+    "ne_loopback_other": ({"node_exporter": "install", "listen": "127.0.0.2:19100"}, "accepted"),
+    "ne_ipv6_loopback": ({"node_exporter": "install", "listen": "[::1]:9100"}, "accepted"),
+    "ne_localhost": ({"node_exporter": "install", "listen": "localhost:9100"}, "accepted"),
+    "ne_port_max": ({"node_exporter": "install", "listen": "127.0.0.1:65535"}, "accepted"),
+    "ne_remote_allowed": ({"node_exporter": "install", "listen": "10.0.0.5:9100", "allow_remote": True}, "accepted"),
+    "ne_wildcard_v6_allowed": ({"node_exporter": "install", "listen": "[::]:9100", "allow_remote": True}, "accepted"),
+    "ne_existing_ignores_listen": ({"listen": "nonsense"}, "accepted"),
+    "ne_mode_unknown": ({"node_exporter": "docker"},
+                        (SPEC, "vllm_monitoring_node_exporter must be one of: existing, install, got: docker")),
+    "ne_remote": ({"node_exporter": "install", "listen": "10.0.0.5:9100"},
+                  (REMOTE, "vllm_monitoring_node_exporter_listen is '10.0.0.5:9100'")),
+    "ne_wildcard": ({"node_exporter": "install", "listen": "0.0.0.0:9100"},
+                    (REMOTE, "vllm_monitoring_node_exporter_listen is '0.0.0.0:9100'")),
+    "ne_host_name": ({"node_exporter": "install", "listen": "gpu-01.example.org:9100"},
+                     (REMOTE, "vllm_monitoring_node_exporter_listen is 'gpu-01.example.org:9100'")),
+    "ne_no_port": ({"node_exporter": "install", "listen": "127.0.0.1"}, (LISTEN, '"127.0.0.1"')),
+    "ne_port_only": ({"node_exporter": "install", "listen": ":9100", "allow_remote": True}, (LISTEN, '":9100"')),
+    "ne_port_zero": ({"node_exporter": "install", "listen": "127.0.0.1:0"}, (LISTEN, '"127.0.0.1:0"')),
+    "ne_port_high": ({"node_exporter": "install", "listen": "127.0.0.1:65536"}, (LISTEN, '"127.0.0.1:65536"')),
+    "ne_port_text": ({"node_exporter": "install", "listen": "127.0.0.1:http"}, (LISTEN, '"127.0.0.1:http"')),
+    "ne_bad_octet": ({"node_exporter": "install", "listen": "127.0.0.256:9100"}, (LISTEN, '"127.0.0.256:9100"')),
+    "ne_ipv6_bare": ({"node_exporter": "install", "listen": "::1:9100"}, (LISTEN, '"::1:9100"')),
+    "ne_blank": ({"node_exporter": "install", "listen": "127.0.0.1:9100 --web.config.file=/x", "allow_remote": True},
+                 (LISTEN, '"127.0.0.1:9100 --web.config.file=/x"')),
+    "ne_textfile_blank": ({"node_exporter": "install", "textfile_dir": "/var/lib/node exporter"},
+                          (ARGS, 'vllm_monitoring_textfile_dir is "/var/lib/node exporter"')),
+    "ne_textfile_quote": ({"node_exporter": "install", "textfile_dir": '/var/lib/x"y'},
+                          (ARGS, 'vllm_monitoring_textfile_dir is "/var/lib/x\\"y"')),
+    "existing_textfile_blank": ({"textfile_dir": "/var/lib/node exporter"}, "accepted"),
 }
 
 
