@@ -2,8 +2,10 @@
 # Copyright: gpu_fleet maintainers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The instance environment file, read: ``<config dir>/<instance>.env`` as the vllm_server role
-renders it (roles/vllm_server/templates/instance.env.j2) and systemd reads it (EnvironmentFile=).
+"""The instance environment file: ``<config dir>/<instance>.env`` as the vllm_server role
+renders it (roles/vllm_server/templates/instance.env.j2) and systemd reads it (EnvironmentFile=),
+and the per-instance values of ``vllm_server_instance_environment`` written into it
+(:func:`expand_instance_value`, through the ``instance_environment`` filter).
 
 The one reader of that format in the collection: ``nccl_facts`` (each instance's
 VLLM_NCCL_SO_PATH) and the molecule suites use it (``gpu_compliance`` reads the instances from
@@ -24,7 +26,14 @@ __all__ = [
     "parse_env_text",
     "instance_record",
     "instances_from_env",
+    "PLACEHOLDERS",
+    "unknown_placeholders",
+    "expand_instance_value",
 ]
+
+# What a value of vllm_server_instance_environment may refer to, per instance.
+PLACEHOLDERS = ("name", "index", "gpus", "first_gpu", "numa_node")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -69,3 +78,23 @@ def instance_record(name, text):
 def instances_from_env(files):
     """Deployed instances from ``{instance name: env file text}``, sorted by name."""
     return [instance_record(name, text) for name, text in sorted((files or {}).items())]
+
+
+def unknown_placeholders(value):
+    """The ``{...}`` placeholders of ``value`` that are not in PLACEHOLDERS, in order."""
+    return [name for name in _PLACEHOLDER.findall(str(value)) if name not in PLACEHOLDERS]
+
+
+def expand_instance_value(value, instance, index):
+    """``value`` with its placeholders replaced for one planned instance: ``{name}`` (n0-1),
+    ``{index}`` (its position in its layout, from 0), ``{gpus}`` (0,1), ``{first_gpu}`` and
+    ``{numa_node}`` (empty when the plan has none). ValueError on an unknown placeholder."""
+    unknown = unknown_placeholders(value)
+    if unknown:
+        raise ValueError("unknown placeholder {%s} in %r (known: %s)" % (
+            unknown[0], value, ", ".join("{%s}" % p for p in PLACEHOLDERS)))
+    gpus = [str(g) for g in instance.get("gpus") or ()]
+    numa = instance.get("numa_node")
+    values = {"name": str(instance["name"]), "index": str(index), "gpus": ",".join(gpus),
+              "first_gpu": gpus[0] if gpus else "", "numa_node": "" if numa is None else str(numa)}
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], str(value))

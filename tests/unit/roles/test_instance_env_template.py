@@ -20,6 +20,7 @@ from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import ROOT,
 COLLECTOR = os.path.join(ROOT, "roles", "vllm_monitoring", "files", "gpu_fleet_monitor.py")
 NCCL_SO = "/usr/lib/x86_64-linux-gnu/libnccl.so.2"
 MODEL = "Qwen/Qwen2.5-7B-Instruct"
+PER_INSTANCE = {"VLLM_CPU_OMP_THREADS_BIND": "{gpus}", "GPU_FLEET_SLOT": "{name}/{index}/{first_gpu}/{numa_node}"}
 
 
 def _inst(name, gpus, port, tp, numa_node, link_class="nvlink", worst_link="NV12"):
@@ -29,6 +30,7 @@ def _inst(name, gpus, port, tp, numa_node, link_class="nvlink", worst_link="NV12
 
 
 # file name: (instance as the plan has it, layout kind, log prefix, VLLM_NCCL_SO_PATH, extra environment)
+# ("tp2" also gets per-instance environment: PER_INSTANCE, as instance 3 of its layout)
 CASES = {
     "tp1": (_inst("n0-2", [2], 8003, 1, 0, "single", None), "full", "", "", {}),
     "tp2": (_inst("n0-0", [0, 1], 8001, 2, 0), "full", "", "", {}),
@@ -50,7 +52,7 @@ def rendered(tmp_path_factory):
     """{case: text of the rendered file}: one play templating instance.env.j2 once per case."""
     tmp = tmp_path_factory.mktemp("instance_env")
     cases = [{"file": str(tmp / ("%s.env" % key)), "inst": inst, "kind": kind, "prefix": prefix, "nccl": nccl,
-              "environment": extra} for key, (inst, kind, prefix, nccl, extra) in sorted(CASES.items())]
+              "environment": extra, "per_instance": PER_INSTANCE if key == "tp2" else {}} for key, (inst, kind, prefix, nccl, extra) in sorted(CASES.items())]
     play = [{
         "hosts": "localhost", "connection": "local", "gather_facts": False,
         "vars_files": [os.path.join(ROOT, "roles", "common", "defaults", "main.yml"),
@@ -64,7 +66,9 @@ def rendered(tmp_path_factory):
             "loop": "{{ cases }}",
             "vars": {"_vllm_server_instance": "{{ item.inst }}", "_vllm_server_kind": "{{ item.kind }}",
                      "_vllm_server_log_prefix": "{{ item.prefix }}", "_vllm_server_nccl_so": "{{ item.nccl }}",
-                     "vllm_server_environment": "{{ item.environment }}"},
+                     "vllm_server_environment": "{{ item.environment }}",
+                     "vllm_server_instance_environment": "{{ item.per_instance }}",
+                     "_vllm_server_instance_index": 3},
         }],
     }]
     (tmp / "play.yml").write_text(json.dumps(play))
@@ -108,3 +112,10 @@ def test_rendered_values(rendered):
     assert env["tp1"]["VLLM_LOGGING_CONFIG_PATH"] == "/etc/vllm/logging.json"
     assert env["tp1"]["VLLM_EXTRA_ARGS"] == "" and env["tp1"]["VLLM_SERVED_MODEL_NAME"] == MODEL
     assert env["tp1"]["HOME"] == "/var/lib/vllm" and env["tp1"]["HF_HUB_OFFLINE"] == "1"
+
+
+def test_per_instance_values_are_filled_in(rendered):
+    env = {key: ie.parse_env_text(text) for key, text in rendered.items()}
+    assert env["tp2"]["VLLM_CPU_OMP_THREADS_BIND"] == "0,1"
+    assert env["tp2"]["GPU_FLEET_SLOT"] == "n0-0/3/0/0"
+    assert "GPU_FLEET_SLOT" not in env["tp1"]
