@@ -28,7 +28,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import posixpath
-from typing import Dict, FrozenSet, NamedTuple, Tuple
+from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 # systemd ACTIVE states of a unit whose process may hold its GPUs.
 RUNNING = frozenset(("active", "activating", "reloading"))
@@ -47,6 +47,9 @@ class SyncError(ValueError):
 class Instance(NamedTuple):
     name: str
     gpus: Tuple[int, ...]
+    # what its environment file sets (CUDA_VISIBLE_DEVICES); compared with the running process's
+    cuda_visible_devices: str = ""
+    port: int = 0
 
 
 class Layout(NamedTuple):
@@ -70,10 +73,13 @@ class Target(NamedTuple):
 
 class HostState(NamedTuple):
     """What the host has now: ACTIVE state per instance unit (``vllm@n0-0.service``: ``active``;
-    units systemd does not list are inactive), the targets, and the environment files found."""
+    units systemd does not list are inactive), the targets, and the environment files found.
+    ``visible``: the CUDA_VISIBLE_DEVICES each running unit's main process was started with (read
+    from the process, not the file, which may already be the new one); absent when unreadable."""
     units: Dict[str, str]
     targets: Dict[str, Target]
     env_files: FrozenSet[str]
+    visible: Optional[Dict[str, str]] = None
 
 
 class Request(NamedTuple):
@@ -204,6 +210,125 @@ def plan_sync(request, host):
                     enable=enable, disable=disable)
 
 
+# --- the rolling order ---------------------------------------------------------------------------
+#
+# The same end state as plan_sync, reached one instance at a time so that the endpoint always has
+# an instance serving: each step takes instances out of the endpoint, drains and stops them, then
+# starts the planned instances whose GPUs are now free, gates them and puts them in. The rule stays:
+# a start only claims GPUs that no unit still running holds. A unit whose GPUs are not known (not
+# planned by any layout, or changed and started with other CUDA_VISIBLE_DEVICES than planned now)
+# holds every GPU until it is stopped.
+
+ALL_GPUS = None
+
+
+class Step(NamedTuple):
+    out: Tuple[str, ...]          # taken out of the endpoint, drained, stopped
+    start: Tuple[str, ...]        # then started on the GPUs now free, gated, put in
+    serving: Tuple[str, ...]      # in the endpoint while the step runs
+    serving_after: Tuple[str, ...]
+
+
+class RollingPlan(NamedTuple):
+    zero_drop: bool
+    reason: str
+    steps: Tuple[Step, ...]
+
+
+def held_gpus(request, host, unit):
+    """The GPUs ``unit`` holds while it runs, or ALL_GPUS when that is not known."""
+    planned = planned_units(request.layouts).get(unit)
+    if planned is None:
+        return ALL_GPUS
+    _layout, inst = planned
+    if unit in changed_units(request):
+        visible = (host.visible or {}).get(unit)
+        if visible is None or visible != inst.cuda_visible_devices or not inst.cuda_visible_devices:
+            return ALL_GPUS
+    return frozenset(inst.gpus)
+
+
+def _startable(pending, stopping, holders, gpus_of):
+    """The pending starts (in order) whose GPUs no holder holds and that are not waiting to stop."""
+    taken = set()
+    unknown = any(g is ALL_GPUS for g in holders.values())
+    for gpus in holders.values():
+        taken |= gpus or set()
+    ready = []
+    for unit in pending:
+        if unit in stopping or unknown or taken & gpus_of[unit]:
+            continue
+        ready.append(unit)
+        taken |= gpus_of[unit]
+    return ready
+
+
+def _victim(stopping, pending, holders, gpus_of):
+    """The next unit to stop: the first whose stop lets a pending start go, else the first."""
+    for unit in stopping:
+        rest = {u: g for u, g in holders.items() if u != unit}
+        if _startable(pending, [s for s in stopping if s != unit], rest, gpus_of):
+            return unit
+    return stopping[0]
+
+
+def _rolling_state(request, host):
+    """(units to stop, units to start, GPUs held per unit, GPUs planned per start, serving now)."""
+    layout = active_layout(request)
+    check_layout_gpus(layout)
+    kept = kept_units(request, host)
+    start = [layout.unit_of(i.name) for i in layout.instances if layout.unit_of(i.name) not in kept]
+    stop = sorted(u for u, state in host.units.items()
+                  if state in HOLDING and u not in kept and is_instance_unit(request.layouts, u))
+    holders = {u: held_gpus(request, host, u) for u in list(stop) + sorted(kept)}
+    gpus_of = {layout.unit_of(i.name): frozenset(i.gpus) for i in layout.instances}
+    serving = [u for u, state in sorted(host.units.items()) if state == "active" and u in holders]
+    return stop, start, holders, gpus_of, serving
+
+
+def plan_rolling(request, host):
+    """The RollingPlan that brings ``host`` to ``request`` with an instance serving throughout, or
+    zero_drop False and the reason when no order can (the caller then switches plainly)."""
+    stopping, pending, holders, gpus_of, serving = _rolling_state(request, host)
+    if not serving:
+        return RollingPlan(True, "no instance serves yet: nothing to drop", ())
+    steps = []
+    while stopping or pending:
+        out = []
+        if not _startable(pending, stopping, holders, gpus_of):
+            victim = _victim(stopping, pending, holders, gpus_of)
+            if not [u for u in serving if u != victim]:
+                return RollingPlan(False, _no_order_reason(victim, pending, gpus_of), ())
+            out = [victim]
+            stopping.remove(victim)
+            holders.pop(victim)
+        during = [u for u in serving if u not in out]
+        started = _startable(pending, stopping, holders, gpus_of)
+        for unit in started:
+            pending.remove(unit)
+            holders[unit] = gpus_of[unit]
+        serving = during + started
+        steps.append(Step(tuple(out), tuple(started), tuple(during), tuple(serving)))
+    return RollingPlan(True, "every step leaves an instance serving", tuple(steps))
+
+
+def _no_order_reason(victim, pending, gpus_of):
+    waiting = [u for u in pending if u != victim]
+    needs = (" before %s can start" % ", ".join(waiting)) if waiting else ""
+    return ("%s is the only instance serving and must stop%s: the endpoint answers nothing until the "
+            "replacement passes its gate" % (victim, needs))
+
+
+def describe_rolling(plan):
+    """Lines saying what each step does (for --diff and the task's messages)."""
+    lines = []
+    for n, step in enumerate(plan.steps, 1):
+        parts = (["out, drain, stop %s" % " ".join(step.out)] if step.out else []) + \
+                (["start, gate, in %s" % " ".join(step.start)] if step.start else [])
+        lines.append("step %d: %s (serving: %s)" % (n, "; ".join(parts), " ".join(step.serving) or "none"))
+    return lines
+
+
 # --- parsing systemctl (plain text in, named types out) -----------------------------------------
 
 def parse_list_units(text):
@@ -229,9 +354,30 @@ def parse_show(text):
     return targets
 
 
+def parse_main_pids(text):
+    """{Id: MainPID} of the running units in ``systemctl show -p Id -p MainPID <units>`` (0: none)."""
+    pids = {}
+    for block in (text or "").split("\n\n"):
+        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        if props.get("Id") and props.get("MainPID", "0").isdigit() and int(props["MainPID"]) > 0:
+            pids[props["Id"]] = int(props["MainPID"])
+    return pids
+
+
+def environ_value(environ, name):
+    """The value of ``name`` in a /proc/<pid>/environ (NUL-separated bytes), or None."""
+    key = name.encode("ascii") + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(key):
+            return entry[len(key):].decode("utf-8", "replace")
+    return None
+
+
 def layout_from_dict(data):
     """A Layout from the module's argument (planned instances as vllm_layout returns them)."""
-    instances = tuple(Instance(name=str(i["name"]), gpus=tuple(int(g) for g in i.get("gpus") or ()))
+    instances = tuple(Instance(name=str(i["name"]), gpus=tuple(int(g) for g in i.get("gpus") or ()),
+                               cuda_visible_devices=str(i.get("cuda_visible_devices") or ""),
+                               port=int(i.get("port") or 0))
                       for i in data.get("instances") or ())
     return Layout(kind=data["kind"], unit=data["unit"], target=data["target"],
                   env_dir=posixpath.normpath(data["env_dir"]), instances=instances)

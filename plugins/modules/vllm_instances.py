@@ -76,6 +76,29 @@ options:
     description: A unit or target file changed - C(systemctl daemon-reload) first.
     type: bool
     default: false
+  restart:
+    description:
+      - Instances of the active layout (names, e.g. C(n0-0)) to restart although nothing of theirs changed
+        (C(playbooks/restart.yml)). A name the active layout does not plan fails the task before anything changes.
+    type: list
+    elements: str
+    default: []
+  strategy:
+    description:
+      - C(plain) applies the whole plan in one call (see the order above).
+      - C(rolling) looks for an order in which the endpoint always has an instance serving (RV(zero_drop)): out of
+        the endpoint, drain, stop, then start on the GPUs now free, gate, back in - per instance, never two servers on
+        one GPU. When there is one, this call only does C(daemon-reload), the removals and the C(reset-failed) and
+        returns the order in RV(steps) for the caller to run (the role's C(rolling_step.yml)); a second call with
+        C(strategy=plain) and nothing changed then starts, stops, enables and disables the targets. When there is
+        none (one instance serving alone, fully overlapping GPU sets) it warns with the reason and applies the plan
+        plainly. When nothing serves yet there is nothing to drop and the plan is applied plainly too.
+      - The GPUs a running instance holds are read from its main process (C(CUDA_VISIBLE_DEVICES) in
+        C(/proc/<pid>/environ)): for a changed instance started with other devices than planned now, or one that cannot
+        be read, they are not known and it holds every GPU until it is stopped.
+    type: str
+    choices: [plain, rolling]
+    default: plain
 notes:
   - Supports check mode (reads the units and reports what it would do) and diff mode (the steps, in order).
   - systemctl runs with C(LC_ALL=C); every call is an argument list, no shell.
@@ -86,6 +109,16 @@ seealso:
 """
 
 EXAMPLES = r"""
+- name: Switch to the degraded layout one instance at a time (the caller runs the steps)
+  gpu_fleet.vllm_serving.vllm_instances:
+    layouts:
+      - {kind: full, unit: vllm, target: vllm.target, env_dir: /etc/vllm, instances: "{{ vllm_layout.instances }}"}
+      - {kind: degraded, unit: vllm-degraded, target: vllm-degraded.target, env_dir: /etc/vllm/degraded,
+         instances: "{{ vllm_layout.degraded.instances }}"}
+    active: degraded
+    strategy: rolling
+  register: sync
+
 - name: Serve the degraded layout (stops the full one first)
   gpu_fleet.vllm_serving.vllm_instances:
     layouts:
@@ -147,6 +180,27 @@ disabled:
   type: list
   elements: str
   sample: ["vllm.target"]
+zero_drop:
+  description: Whether the rolling order keeps an instance serving throughout (O(strategy=rolling) only).
+  returned: when O(strategy=rolling)
+  type: bool
+  sample: true
+zero_drop_reason:
+  description: Why (or why not) the run can drop no request.
+  returned: when O(strategy=rolling)
+  type: str
+  sample: "vllm-degraded@n0-0.service is the only instance serving and must stop: the endpoint answers nothing until the replacement passes its gate"
+steps:
+  description:
+    - The rolling order, for the caller to run (empty when the plan was applied plainly). Per step the units taken out,
+      drained and stopped (C(out), their C(out_ports)), then the units started and gated (C(start), with C(start_names)
+      and C(start_ports)), the ports in the endpoint while the step runs (C(serving_ports)) and after it
+      (C(serving_after_ports)).
+  returned: when O(strategy=rolling)
+  type: list
+  elements: dict
+  sample: [{"out": ["vllm@n0-0.service"], "out_ports": [8000], "start": ["vllm-degraded@n0-0.service"],
+            "start_names": ["n0-0"], "start_ports": [8100], "serving_ports": [8001], "serving_after_ports": [8001, 8100]}]
 units:
   description: ACTIVE state of every instance unit systemd listed before the run.
   returned: success
@@ -186,14 +240,35 @@ def _env_files(module, layouts):
     return frozenset(found)
 
 
-def read_host(module, layouts):
-    """The HostState: instance units, targets, environment files (read-only, also in check mode)."""
+def read_host(module, layouts, processes=False):
+    """The HostState: instance units, targets, environment files and, with ``processes``, the devices
+    of the running instances' processes (read-only, also in check mode)."""
     patterns = ["%s@*.service" % layout.unit for layout in layouts]
     listed = _systemctl(module, ["list-units", "--all", "--plain", "--no-legend", "--full"] + patterns)
     shown = _systemctl(module, ["show", "-p", "Id", "-p", "ActiveState", "-p", "UnitFileState"]
                        + [layout.target for layout in layouts])
-    return sync.HostState(units=sync.parse_list_units(listed), targets=sync.parse_show(shown),
-                          env_files=_env_files(module, layouts))
+    units = sync.parse_list_units(listed)
+    return sync.HostState(units=units, targets=sync.parse_show(shown), env_files=_env_files(module, layouts),
+                          visible=_visible(module, [u for u, state in units.items() if state in sync.HOLDING])
+                          if processes else None)
+
+
+def _visible(module, units):
+    """{unit: CUDA_VISIBLE_DEVICES of its main process} for the units whose process could be read."""
+    if not units:
+        return {}
+    shown = _systemctl(module, ["show", "-p", "Id", "-p", "MainPID"] + sorted(units))
+    found = {}
+    for unit, pid in sync.parse_main_pids(shown).items():
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        value = sync.environ_value(environ, "CUDA_VISIBLE_DEVICES")
+        if value is not None:
+            found[unit] = value
+    return found
 
 
 def _steps(plan):
@@ -232,6 +307,51 @@ def apply(module, plan):
     return done
 
 
+def _step_dict(step, planned):
+    """A step of the rolling plan with the ports and names the caller's tasks need."""
+    def ports(units):
+        return sorted(planned[u][1].port for u in units if u in planned and planned[u][1].port)
+    return dict(out=list(step.out), out_ports=ports(step.out), start=list(step.start),
+                start_names=[planned[u][1].name for u in step.start], start_ports=ports(step.start),
+                serving_ports=ports(step.serving), serving_after_ports=ports(step.serving_after))
+
+
+def rolling(module, request, host):
+    """strategy=rolling: the result when an order exists (steps for the caller), else None (plain)."""
+    try:
+        order = sync.plan_rolling(request, host)
+    except sync.SyncError as exc:
+        module.fail_json(msg="vllm_instances: %s" % exc, units=host.units)
+    info = dict(zero_drop=order.zero_drop, zero_drop_reason=order.reason)
+    if not order.zero_drop:
+        module.warn("vllm_instances: no rolling order keeps an instance serving (%s); switching plainly: requests "
+                    "in flight on the stopped instances fail" % order.reason)
+    if not order.steps:
+        return info
+    plan = sync.plan_sync(request, host)
+    first = sync.SyncPlan(daemon_reload=plan.daemon_reload, stop=(), remove=plan.remove,
+                          reset_failed=plan.reset_failed, start=(), enable=(), disable=())
+    done = dict((key, value) for key, value, _args in _steps(first)) if module.check_mode else apply(module, first)
+    planned = sync.planned_units(request.layouts)
+    info.update(done, steps=[_step_dict(step, planned) for step in order.steps], changed=True, units=host.units)
+    if module._diff:
+        info["diff"] = dict(before="", after="".join(line + "\n" for line in sync.describe_rolling(order)),
+                            before_header="systemd units", after_header="systemd units (the rolling steps)")
+    return info
+
+
+def _restart_files(module, layouts, active, names):
+    """The environment files of the instances named in O(restart); fails on a name not planned."""
+    layout = next((l for l in layouts if l.kind == active), None)
+    known = [i.name for i in layout.instances] if layout else []
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        module.fail_json(msg="vllm_instances: restart names %s, which the active layout %r does not plan "
+                         "(its instances: %s); nothing was changed" % (", ".join(unknown), active,
+                                                                         ", ".join(known) or "none"))
+    return frozenset(layout.env_file_of(n) for n in names) if layout else frozenset()
+
+
 def _layout(module, data):
     try:
         return sync.layout_from_dict(data)
@@ -255,14 +375,20 @@ def main():
             changed_env_files=dict(type="list", elements="path", default=[]),
             restart_all=dict(type="bool", default=False),
             daemon_reload=dict(type="bool", default=False),
+            restart=dict(type="list", elements="str", default=[]),
+            strategy=dict(type="str", choices=["plain", "rolling"], default="plain"),
         ),
         supports_check_mode=True,
     )
     p = module.params
     layouts = tuple(_layout(module, layout) for layout in p["layouts"])
-    request = sync.Request(layouts=layouts, active=p["active"], changed_env_files=frozenset(p["changed_env_files"]),
+    changed_files = frozenset(p["changed_env_files"]) | _restart_files(module, layouts, p["active"], p["restart"])
+    request = sync.Request(layouts=layouts, active=p["active"], changed_env_files=changed_files,
                            restart_all=p["restart_all"], daemon_reload=p["daemon_reload"])
-    host = read_host(module, layouts)
+    host = read_host(module, layouts, processes=p["strategy"] == "rolling")
+    info = rolling(module, request, host) if p["strategy"] == "rolling" else {}
+    if info.get("steps"):
+        module.exit_json(**info)
     try:
         plan = sync.plan_sync(request, host)
     except sync.SyncError as exc:
@@ -271,7 +397,8 @@ def main():
         done = dict((key, value) for key, value, _args in _steps(plan))
     else:
         done = apply(module, plan)
-    result = dict(changed=plan.changed, units=host.units, **done)
+    result = dict(info, changed=plan.changed, units=host.units, steps=[], **done) if info else \
+        dict(changed=plan.changed, units=host.units, **done)
     if module._diff:
         result["diff"] = dict(before="", after="".join(line + "\n" for line in sync.describe(plan)),
                               before_header="systemd units", after_header="systemd units (the steps, in order)")

@@ -260,4 +260,4 @@ def test_layout_from_the_planner_dict():
     data = {"kind": "full", "unit": "vllm", "target": "vllm.target", "env_dir": "/etc/vllm/",
             "instances": [{"name": "n0-0", "gpus": [0, 1], "port": 8001, "tensor_parallel_size": 2}]}
     assert sync.layout_from_dict(data) == sync.Layout("full", "vllm", "vllm.target", "/etc/vllm",
-                                                      (sync.Instance("n0-0", (0, 1)),))
+                                                      (sync.Instance("n0-0", (0, 1), "", 8001),))

@@ -18,6 +18,7 @@ import json
 import os
 import pwd
 import grp
+import subprocess
 import sys
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_module
@@ -33,7 +34,7 @@ fail = os.path.join(here, "fail-" + verb)
 if os.path.exists(fail):
     sys.stderr.write(open(fail).read())
     sys.exit(5)
-answer = os.path.join(here, verb + ".out")
+answer = os.path.join(here, verb + ("-MainPID" if "MainPID" in sys.argv else "") + ".out")
 if os.path.exists(answer):
     sys.stdout.write(open(answer).read())
 '''
@@ -143,6 +144,80 @@ def test_changed_env_file_restarts_its_instance(tmp_path):
         "changed_env_files": [str(tmp_path / "etc/vllm/n1-0.env")]}, bindir=bindir)
     assert rc == 0 and res["changed"] is True, res
     assert [c["argv"] for c in calls(bindir)][2:] == [["stop", "vllm@n1-0.service"], ["start", "vllm@n1-0.service"]]
+
+
+# --- vllm_instances: strategy rolling ---------------------------------------------------------------
+
+def rolling_layouts(tmp_path):
+    full, degraded = layouts(tmp_path)
+    full["instances"] = [{"name": "n0-0", "gpus": [0, 1], "port": 8001, "cuda_visible_devices": "0,1"},
+                         {"name": "n1-0", "gpus": [3], "port": 8002, "cuda_visible_devices": "3"}]
+    degraded["instances"] = [{"name": "n0-0", "gpus": [0], "port": 8101, "cuda_visible_devices": "0"}]
+    return [full, degraded]
+
+
+def test_rolling_switch_returns_the_steps_and_stops_or_starts_nothing_itself(tmp_path):
+    bindir = plant(tmp_path)
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "degraded",
+                                                      "strategy": "rolling"}, diff=True, bindir=bindir)
+    assert rc == 0 and res["changed"] is True, res
+    assert res["zero_drop"] is True
+    assert res["steps"] == [
+        {"out": ["vllm@n0-0.service"], "out_ports": [8001], "start": ["vllm-degraded@n0-0.service"],
+         "start_names": ["n0-0"], "start_ports": [8101], "serving_ports": [8002], "serving_after_ports": [8002, 8101]},
+        {"out": ["vllm@n1-0.service"], "out_ports": [8002], "start": [], "start_names": [], "start_ports": [],
+         "serving_ports": [8101], "serving_after_ports": [8101]}]
+    assert res["diff"]["after"].splitlines()[1] == "step 2: out, drain, stop vllm@n1-0.service (serving: vllm-degraded@n0-0.service)"
+    # the reads (the running instances' main PIDs among them) and nothing else; the stale file is removed
+    assert [c["argv"][:2] for c in calls(bindir)] == [["list-units", "--all"], ["show", "-p"], ["show", "-p"]]
+    assert calls(bindir)[2]["argv"] == ["show", "-p", "Id", "-p", "MainPID", "vllm@n0-0.service", "vllm@n1-0.service"]
+    assert not (tmp_path / "etc/vllm/n1-9.env").exists()
+
+
+def test_rolling_restart_reads_the_devices_of_the_running_process(tmp_path):
+    bindir = plant(tmp_path)
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="3")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
+    try:
+        (bindir / "show-MainPID.out").write_text("Id=vllm@n0-0.service\nMainPID=0\n\n"
+                                                 "Id=vllm@n1-0.service\nMainPID=%d\n" % proc.pid)
+        rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                          "strategy": "rolling", "restart": ["n1-0"]}, bindir=bindir)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rc == 0, res
+    assert [(s["out"], s["start"], s["serving_ports"]) for s in res["steps"]] == [
+        (["vllm@n1-0.service"], ["vllm@n1-0.service"], [8001])]
+
+
+def test_rolling_restart_of_an_instance_started_on_other_devices_is_not_zero_drop(tmp_path):
+    # n1-0's process runs on GPU 0 (an older plan): it holds a GPU of n0-0, so neither can restart first
+    bindir = plant(tmp_path)
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0")
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
+    try:
+        (bindir / "show-MainPID.out").write_text("Id=vllm@n1-0.service\nMainPID=%d\n" % proc.pid)
+        rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                          "strategy": "rolling", "restart_all": True}, bindir=bindir)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rc == 0, res
+    assert res["zero_drop"] is False and res["steps"] == []
+    assert "no rolling order keeps an instance serving" in json.dumps(res.get("warnings")), sorted(res)
+    assert [c["argv"] for c in calls(bindir)][3:] == [["stop", "vllm@n0-0.service", "vllm@n1-0.service"],
+                                                      ["start", "vllm@n0-0.service", "vllm@n1-0.service"]]
+
+
+def test_restart_of_a_name_the_active_layout_does_not_plan_is_refused_before_any_call(tmp_path):
+    bindir = plant(tmp_path)
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                      "strategy": "rolling", "restart": ["n7-0"]}, bindir=bindir)
+    assert rc != 0
+    assert res["msg"] == ("vllm_instances: restart names n7-0, which the active layout 'full' does not plan "
+                          "(its instances: n0-0, n1-0); nothing was changed")
+    assert calls(bindir) == []
 
 
 def test_failed_start_fails_with_rc_stdout_stderr_and_what_was_done(tmp_path):
