@@ -112,7 +112,8 @@ def test_targets(host):
     degraded = host.file("/etc/systemd/system/vllm-degraded.target").content_string
     assert sorted(line for line in full.splitlines() if line.startswith("Wants=")) == sorted(
         "Wants=vllm@%s.service" % n for n in FULL)
-    assert "Conflicts=vllm.target" in degraded
+    # no coupling between the layouts: vllm_instances orders stops and starts per GPU
+    assert "Conflicts=" not in degraded and "Conflicts=" not in full
     assert host.service("vllm.target").is_enabled and host.service("vllm.target").is_running
     assert not host.service("vllm-degraded.target").is_enabled
     assert not host.service("vllm-degraded.target").is_running
@@ -120,7 +121,7 @@ def test_targets(host):
 
 def test_unit_runs_as_service_user_sandboxed_with_gpus_visible(host):
     props = _show(host, "vllm@n0-0.service", "User", "PrivateDevices", "ProtectSystem", "DevicePolicy",
-                  "NoNewPrivileges", "Restart", "PartOf", "Conflicts")
+                  "NoNewPrivileges", "Restart", "PartOf", "Conflicts", "TimeoutStopUSec")
     assert props["User"] == "vllm"
     assert props["PrivateDevices"] == "no"
     assert props["ProtectSystem"] == "strict"
@@ -128,7 +129,8 @@ def test_unit_runs_as_service_user_sandboxed_with_gpus_visible(host):
     assert props["NoNewPrivileges"] == "yes"
     assert props["Restart"] == "on-failure"
     assert props["PartOf"] == "vllm.target"
-    assert "vllm-degraded.target" in props["Conflicts"]
+    assert "vllm-degraded" not in props["Conflicts"] and "vllm.target" not in props["Conflicts"]
+    assert props["TimeoutStopUSec"] == "1min 30s"  # vllm_server_drain_timeout 60 + 30
     assert "--api-key" not in host.file("/etc/systemd/system/vllm@.service").content_string
 
 
@@ -375,12 +377,42 @@ def test_check_mode_switch_reports_its_steps_and_changes_nothing(host):
                           capture_output=True, text=True, cwd=project, env=env, timeout=600, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    assert ("+stop vllm@n0-0.service vllm@n0-1.service vllm@n1-0.service vllm@n1-1.service vllm.target\n"
-            "+start vllm-degraded@n0-0.service vllm-degraded@n0-1.service vllm-degraded@n0-2.service "
-            "vllm-degraded@n1-0.service vllm-degraded.target\n") in out, out
+    # the rolling order (worked out by hand: each full instance out, then the degraded ones on its GPUs)
+    assert ("+step 1: out, drain, stop vllm@n0-0.service; start, gate, in vllm-degraded@n0-0.service "
+            "vllm-degraded@n0-1.service (serving: vllm@n0-1.service vllm@n1-0.service vllm@n1-1.service)\n"
+            "+step 2: out, drain, stop vllm@n0-1.service; start, gate, in vllm-degraded@n0-2.service (serving: "
+            "vllm@n1-0.service vllm@n1-1.service vllm-degraded@n0-0.service vllm-degraded@n0-1.service)\n"
+            "+step 3: out, drain, stop vllm@n1-0.service; start, gate, in vllm-degraded@n1-0.service (serving: "
+            "vllm@n1-1.service vllm-degraded@n0-0.service vllm-degraded@n0-1.service vllm-degraded@n0-2.service)\n"
+            "+step 4: out, drain, stop vllm@n1-1.service (serving: vllm-degraded@n0-0.service "
+            "vllm-degraded@n0-1.service vllm-degraded@n0-2.service vllm-degraded@n1-0.service)\n") in out, out
     assert {n: _show(host, "vllm@%s.service" % n, "MainPID")["MainPID"] for n in FULL} == pids
     assert host.service("vllm.target").is_running and not host.service("vllm-degraded.target").is_running
     assert not any(host.service("vllm-degraded@%s" % n).is_running for n in DEGRADED)
+
+
+def test_switches_and_restart_under_load_dropped_no_request(host):
+    """loadgen.py ran 8 clients (half streaming) through the endpoint from before the rollback to the
+    degraded layout until after the switch back and the restart of n0-1 (side_effect.yml)."""
+    summary = json.loads(host.file("/root/i18-loadgen.json").content_string)
+    log = host.file("/var/log/nginx/gpu-fleet-vllm.access.log").content_string.splitlines()
+    retried = [line for line in log if "upstream=" in line and "," in line.split("upstream=")[1].split()[0]]
+    print("rolling switch to degraded, back to full, restart of n0-1 under load: sent %d (streamed %d), "
+          "failed %d, retried by nginx %d, %.0f s" % (summary["sent"], summary["streamed"], summary["failed"],
+                                                      len(retried), summary["stopped"] - summary["started"]))
+    assert summary["clients"] == 8 and summary["streamed"] > 0 and summary["plain"] > 0
+    assert summary["sent"] > 100, summary
+    assert summary["failed"] == 0, summary["failures"][:10]
+    assert any("upstream=127.0.0.1:81" in line for line in log)  # the degraded instances answered
+    assert retried == [], retried[:10]
+
+
+def test_restart_playbook_restarted_only_n0_1_after_the_switch_back(host):
+    times = {n: int(_show(host, "vllm@%s.service" % n, "ActiveEnterTimestampMonotonic")["ActiveEnterTimestampMonotonic"])
+             for n in FULL}
+    # the switch back started n0-0 last; restart.yml then restarted n0-1 alone
+    assert times["n0-1"] == max(times.values()), times
+    assert sorted(times, key=times.get)[-2] == "n0-0", times
 
 
 def test_kill_9_instance_restarts_while_endpoint_answers(host):

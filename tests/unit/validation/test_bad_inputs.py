@@ -134,3 +134,24 @@ def test_rollback_target_accepted(tmp_path, target):
     assert "TASK [Refuse a rollback target that is not a layout]" in proc.stdout, proc.stdout
     after = proc.stdout.split("TASK [Refuse a rollback target that is not a layout]")[1].split("TASK [")[0]
     assert after.split("\n", 1)[1].strip().startswith("ok: [localhost]"), proc.stdout
+
+
+@pytest.mark.parametrize("extra", [[], ["-e", "gpu_fleet_restart_instances=n0-0"], ["-e", '{"gpu_fleet_restart_instances": []}'],
+                                   ["-e", '{"gpu_fleet_restart_instances": [3]}']])
+def test_restart_list_refused_before_anything(tmp_path, extra):
+    (tmp_path / "inventory.ini").write_text(u"[gpu_hosts]\nlocalhost ansible_connection=local\n")
+    proc = run_playbook(tmp_path, os.path.join(ROOT, "playbooks", "restart.yml"), "-i", str(tmp_path / "inventory.ini"),
+                        *extra, check=True)
+    assert proc.returncode != 0
+    assert "host localhost: gpu_fleet_restart_instances is " in proc.stdout, proc.stdout
+    assert "it must be a non-empty list of instance names" in proc.stdout
+    assert "GPU topology facts" not in proc.stdout and "Read the layout" not in proc.stdout
+
+
+def test_restart_list_accepted(tmp_path):
+    """A list of names passes the first check (the run then stops at the GPU facts: no GPUs here)."""
+    (tmp_path / "inventory.ini").write_text(u"[gpu_hosts]\nlocalhost ansible_connection=local\n")
+    proc = run_playbook(tmp_path, os.path.join(ROOT, "playbooks", "restart.yml"), "-i", str(tmp_path / "inventory.ini"),
+                        "-e", '{"gpu_fleet_restart_instances": ["n0-0"]}', check=True)
+    after = proc.stdout.split("TASK [Refuse a restart list that is not a list of instance names]")[1].split("TASK [")[0]
+    assert after.split("\n", 1)[1].strip().startswith("ok: [localhost]"), proc.stdout
