@@ -86,15 +86,15 @@ options:
   strategy:
     description:
       - C(plain) applies the whole plan in one call (see the order above).
-      - C(rolling) looks for an order in which the endpoint always has an instance serving (RV(zero_drop)): out of
-        the endpoint, drain, stop, then start on the GPUs now free, gate, back in - per instance, never two servers on
+      - C(rolling) looks for an order in which the endpoint always has an instance serving (RV(zero_drop)) - out of
+        the endpoint, drain, stop, then start on the GPUs now free, gate, back in, per instance, never two servers on
         one GPU. When there is one, this call only does C(daemon-reload), the removals and the C(reset-failed) and
         returns the order in RV(steps) for the caller to run (the role's C(rolling_step.yml)); a second call with
         C(strategy=plain) and nothing changed then starts, stops, enables and disables the targets. When there is
         none (one instance serving alone, fully overlapping GPU sets) it warns with the reason and applies the plan
         plainly. When nothing serves yet there is nothing to drop and the plan is applied plainly too.
       - The GPUs a running instance holds are read from its main process (C(CUDA_VISIBLE_DEVICES) in
-        C(/proc/<pid>/environ)): for a changed instance started with other devices than planned now, or one that cannot
+        C(/proc/<pid>/environ)); for a changed instance started with other devices than planned now, or one that cannot
         be read, they are not known and it holds every GPU until it is stopped.
     type: str
     choices: [plain, rolling]
@@ -347,8 +347,8 @@ def _restart_files(module, layouts, active, names):
     unknown = [n for n in names if n not in known]
     if unknown:
         module.fail_json(msg="vllm_instances: restart names %s, which the active layout %r does not plan "
-                         "(its instances: %s); nothing was changed" % (", ".join(unknown), active,
-                                                                         ", ".join(known) or "none"))
+                         "(its instances: %s); nothing was changed"
+                         % (", ".join(unknown), active, ", ".join(known) or "none"))
     return frozenset(layout.env_file_of(n) for n in names) if layout else frozenset()
 
 
