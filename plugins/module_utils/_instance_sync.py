@@ -74,8 +74,8 @@ class Target(NamedTuple):
 class HostState(NamedTuple):
     """What the host has now: ACTIVE state per instance unit (``vllm@n0-0.service``: ``active``;
     units systemd does not list are inactive), the targets, and the environment files found.
-    ``visible``: the CUDA_VISIBLE_DEVICES each running unit's main process was started with (read
-    from the process, not the file, which may already be the new one); absent when unreadable."""
+    ``visible``: the CUDA_VISIBLE_DEVICES each running unit started with (the copy of its environment
+    file the unit made at start, not the file, which may already be the new one); absent when unknown."""
     units: Dict[str, str]
     targets: Dict[str, Target]
     env_files: FrozenSet[str]
@@ -354,22 +354,17 @@ def parse_show(text):
     return targets
 
 
-def parse_main_pids(text):
-    """{Id: MainPID} of the running units in ``systemctl show -p Id -p MainPID <units>`` (0: none)."""
-    pids = {}
-    for block in (text or "").split("\n\n"):
-        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
-        if props.get("Id") and props.get("MainPID", "0").isdigit() and int(props["MainPID"]) > 0:
-            pids[props["Id"]] = int(props["MainPID"])
-    return pids
+def unit_stem(unit):
+    """``vllm@n0-0.service`` -> ``vllm@n0-0`` (systemd's %N: the name of the unit's RuntimeDirectory)."""
+    return unit[:-len(".service")] if unit.endswith(".service") else unit
 
 
-def environ_value(environ, name):
-    """The value of ``name`` in a /proc/<pid>/environ (NUL-separated bytes), or None."""
-    key = name.encode("ascii") + b"="
-    for entry in environ.split(b"\0"):
-        if entry.startswith(key):
-            return entry[len(key):].decode("utf-8", "replace")
+def env_file_value(text, name):
+    """The value of ``name`` in an environment file (KEY=VALUE lines, # comments), or None."""
+    for line in (text or "").splitlines():
+        key, sep, value = line.strip().partition("=")
+        if sep and key == name:
+            return value
     return None
 
 

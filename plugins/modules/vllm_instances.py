@@ -83,19 +83,27 @@ options:
     type: list
     elements: str
     default: []
+  started_dir:
+    description:
+      - Directory where each running instance unit keeps the copy of its environment file it started with
+        (C(<started_dir>/<unit without .service>/started.env), written by the unit's C(ExecStartPre) in its
+        C(RuntimeDirectory)); read with O(strategy=rolling) to learn the GPUs each running instance holds.
+    type: path
+    default: /run/gpu-fleet-vllm
   strategy:
     description:
       - C(plain) applies the whole plan in one call (see the order above).
-      - C(rolling) looks for an order in which the endpoint always has an instance serving (RV(zero_drop)): out of
-        the endpoint, drain, stop, then start on the GPUs now free, gate, back in - per instance, never two servers on
+      - C(rolling) looks for an order in which the endpoint always has an instance serving (RV(zero_drop)) - out of
+        the endpoint, drain, stop, then start on the GPUs now free, gate, back in, per instance, never two servers on
         one GPU. When there is one, this call only does C(daemon-reload), the removals and the C(reset-failed) and
         returns the order in RV(steps) for the caller to run (the role's C(rolling_step.yml)); a second call with
         C(strategy=plain) and nothing changed then starts, stops, enables and disables the targets. When there is
         none (one instance serving alone, fully overlapping GPU sets) it warns with the reason and applies the plan
         plainly. When nothing serves yet there is nothing to drop and the plan is applied plainly too.
-      - The GPUs a running instance holds are read from its main process (C(CUDA_VISIBLE_DEVICES) in
-        C(/proc/<pid>/environ)): for a changed instance started with other devices than planned now, or one that cannot
-        be read, they are not known and it holds every GPU until it is stopped.
+      - The GPUs a running instance holds are the C(CUDA_VISIBLE_DEVICES) of the environment it started with
+        (O(started_dir); not C(/proc/<pid>/environ), which vLLM's process titles overwrite). For a changed instance started
+        with other devices than planned now, or one without that copy, they are not known and it holds every GPU until it
+        is stopped.
     type: str
     choices: [plain, rolling]
     default: plain
@@ -254,18 +262,16 @@ def read_host(module, layouts, processes=False):
 
 
 def _visible(module, units):
-    """{unit: CUDA_VISIBLE_DEVICES of its main process} for the units whose process could be read."""
-    if not units:
-        return {}
-    shown = _systemctl(module, ["show", "-p", "Id", "-p", "MainPID"] + sorted(units))
+    """{unit: CUDA_VISIBLE_DEVICES its main process started with}, from the copy of its environment
+    file the unit makes at start (ExecStartPre, in its RuntimeDirectory), for the units that have one."""
     found = {}
-    for unit, pid in sync.parse_main_pids(shown).items():
+    for unit in units:
+        path = os.path.join(module.params["started_dir"], sync.unit_stem(unit), "started.env")
         try:
-            with open("/proc/%d/environ" % pid, "rb") as handle:
-                environ = handle.read()
-        except OSError:
+            with open(path) as handle:
+                value = sync.env_file_value(handle.read(), "CUDA_VISIBLE_DEVICES")
+        except (OSError, UnicodeDecodeError):
             continue
-        value = sync.environ_value(environ, "CUDA_VISIBLE_DEVICES")
         if value is not None:
             found[unit] = value
     return found
@@ -347,8 +353,8 @@ def _restart_files(module, layouts, active, names):
     unknown = [n for n in names if n not in known]
     if unknown:
         module.fail_json(msg="vllm_instances: restart names %s, which the active layout %r does not plan "
-                         "(its instances: %s); nothing was changed" % (", ".join(unknown), active,
-                                                                         ", ".join(known) or "none"))
+                         "(its instances: %s); nothing was changed"
+                         % (", ".join(unknown), active, ", ".join(known) or "none"))
     return frozenset(layout.env_file_of(n) for n in names) if layout else frozenset()
 
 
@@ -377,6 +383,7 @@ def main():
             daemon_reload=dict(type="bool", default=False),
             restart=dict(type="list", elements="str", default=[]),
             strategy=dict(type="str", choices=["plain", "rolling"], default="plain"),
+            started_dir=dict(type="path", default="/run/gpu-fleet-vllm"),
         ),
         supports_check_mode=True,
     )

@@ -233,12 +233,8 @@ def test_replay_catches_a_start_on_a_held_gpu():
     assert problems == ["step 1: vllm-degraded@n0-0.service starts on GPU 0 held by vllm@n0-0.service"]
 
 
-def test_parse_main_pids_keeps_running_units_only():
-    text = "Id=vllm@n0-0.service\nMainPID=4242\n\nId=vllm@n0-1.service\nMainPID=0\n\nId=vllm@n1-0.service\nMainPID=\n"
-    assert sync.parse_main_pids(text) == {"vllm@n0-0.service": 4242}
-
-
-def test_environ_value_reads_one_variable_of_a_proc_environ():
-    environ = b"HOME=/var/lib/vllm\0CUDA_VISIBLE_DEVICES=4,5\0CUDA_VISIBLE_DEVICES_X=9\0"
-    assert sync.environ_value(environ, "CUDA_VISIBLE_DEVICES") == "4,5"
-    assert sync.environ_value(b"HOME=/\0", "CUDA_VISIBLE_DEVICES") is None
+def test_unit_stem_and_env_file_value():
+    assert sync.unit_stem("vllm-degraded@n0-0.service") == "vllm-degraded@n0-0"
+    text = "# GPUs 4,5\nCUDA_VISIBLE_DEVICES=4,5\nCUDA_VISIBLE_DEVICES_X=9\nVLLM_PORT=8001\n"
+    assert sync.env_file_value(text, "CUDA_VISIBLE_DEVICES") == "4,5"
+    assert sync.env_file_value("VLLM_PORT=1\n", "CUDA_VISIBLE_DEVICES") is None

@@ -18,7 +18,6 @@ import json
 import os
 import pwd
 import grp
-import subprocess
 import sys
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_module
@@ -34,7 +33,7 @@ fail = os.path.join(here, "fail-" + verb)
 if os.path.exists(fail):
     sys.stderr.write(open(fail).read())
     sys.exit(5)
-answer = os.path.join(here, verb + ("-MainPID" if "MainPID" in sys.argv else "") + ".out")
+answer = os.path.join(here, verb + ".out")
 if os.path.exists(answer):
     sys.stdout.write(open(answer).read())
 '''
@@ -168,45 +167,45 @@ def test_rolling_switch_returns_the_steps_and_stops_or_starts_nothing_itself(tmp
         {"out": ["vllm@n1-0.service"], "out_ports": [8002], "start": [], "start_names": [], "start_ports": [],
          "serving_ports": [8101], "serving_after_ports": [8101]}]
     assert res["diff"]["after"].splitlines()[1] == "step 2: out, drain, stop vllm@n1-0.service (serving: vllm-degraded@n0-0.service)"
-    # the reads (the running instances' main PIDs among them) and nothing else; the stale file is removed
-    assert [c["argv"][:2] for c in calls(bindir)] == [["list-units", "--all"], ["show", "-p"], ["show", "-p"]]
-    assert calls(bindir)[2]["argv"] == ["show", "-p", "Id", "-p", "MainPID", "vllm@n0-0.service", "vllm@n1-0.service"]
+    # the two reads and nothing else; the stale file is removed
+    assert [c["argv"][:2] for c in calls(bindir)] == [["list-units", "--all"], ["show", "-p"]]
     assert not (tmp_path / "etc/vllm/n1-9.env").exists()
 
 
-def test_rolling_restart_reads_the_devices_of_the_running_process(tmp_path):
+def plant_started(tmp_path, visible):
+    """The copies of the environment files the running units made at start (their RuntimeDirectory)."""
+    for unit, devices in visible.items():
+        path = tmp_path / "run" / unit[:-len(".service")]
+        path.mkdir(parents=True)
+        (path / "started.env").write_text("# started\nCUDA_VISIBLE_DEVICES=%s\nVLLM_PORT=1\n" % devices)
+    return str(tmp_path / "run")
+
+
+def test_rolling_restart_reads_the_devices_each_unit_started_with(tmp_path):
     bindir = plant(tmp_path)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="3")
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
-    try:
-        (bindir / "show-MainPID.out").write_text("Id=vllm@n0-0.service\nMainPID=0\n\n"
-                                                 "Id=vllm@n1-0.service\nMainPID=%d\n" % proc.pid)
-        rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
-                                                          "strategy": "rolling", "restart": ["n1-0"]}, bindir=bindir)
-    finally:
-        proc.kill()
-        proc.wait()
+    started = plant_started(tmp_path, {"vllm@n0-0.service": "0,1", "vllm@n1-0.service": "3"})
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                      "strategy": "rolling", "restart_all": True,
+                                                      "started_dir": started}, bindir=bindir)
     assert rc == 0, res
+    assert res["zero_drop"] is True
     assert [(s["out"], s["start"], s["serving_ports"]) for s in res["steps"]] == [
+        (["vllm@n0-0.service"], ["vllm@n0-0.service"], [8002]),
         (["vllm@n1-0.service"], ["vllm@n1-0.service"], [8001])]
 
 
-def test_rolling_restart_of_an_instance_started_on_other_devices_is_not_zero_drop(tmp_path):
-    # n1-0's process runs on GPU 0 (an older plan): it holds a GPU of n0-0, so neither can restart first
+def test_rolling_restart_of_instances_started_on_unknown_devices_is_not_zero_drop(tmp_path):
+    # n1-0 started on GPU 0 (an older plan) and n0-0's copy is missing: both hold every GPU, so the
+    # last one serving would have to stop before anything starts
     bindir = plant(tmp_path)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0")
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
-    try:
-        (bindir / "show-MainPID.out").write_text("Id=vllm@n1-0.service\nMainPID=%d\n" % proc.pid)
-        rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
-                                                          "strategy": "rolling", "restart_all": True}, bindir=bindir)
-    finally:
-        proc.kill()
-        proc.wait()
+    started = plant_started(tmp_path, {"vllm@n1-0.service": "0"})
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                      "strategy": "rolling", "restart_all": True,
+                                                      "started_dir": started}, bindir=bindir)
     assert rc == 0, res
     assert res["zero_drop"] is False and res["steps"] == []
     assert "no rolling order keeps an instance serving" in json.dumps(res.get("warnings")), sorted(res)
-    assert [c["argv"] for c in calls(bindir)][3:] == [["stop", "vllm@n0-0.service", "vllm@n1-0.service"],
+    assert [c["argv"] for c in calls(bindir)][2:] == [["stop", "vllm@n0-0.service", "vllm@n1-0.service"],
                                                       ["start", "vllm@n0-0.service", "vllm@n1-0.service"]]
 
 
