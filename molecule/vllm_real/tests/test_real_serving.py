@@ -8,20 +8,23 @@ import json
 import time
 import uuid
 
+from testinfra_helpers import http
+
 MODEL = "tiny-qwen2"
 FULL = {"n0-0": 8001, "n0-1": 8002}
 ENDPOINT = "http://127.0.0.1:8000"
 
 
-def _post(host, url, body, timeout=120):
-    cmd = host.run("curl -sS -m %d -o /tmp/answer.json -w '%%{http_code}' -H 'Content-Type: application/json' "
-                   "-d %s %s" % (timeout, _quote(json.dumps(body)), url))
-    assert cmd.rc == 0, cmd.stderr
-    return int(cmd.stdout), host.file("/tmp/answer.json").content_string
+def _post(host, url, body):
+    """(status, body) of one POST from inside the host (the image has no curl)."""
+    answer = http(host, url, json.dumps(body), {"Content-Type": "application/json"})
+    return answer["status"], answer["body"]
 
 
-def _quote(text):
-    return "'" + text.replace("'", "'\"'\"'") + "'"
+def _get(host, url):
+    answer = http(host, url)
+    assert answer["status"] == 200, answer
+    return answer["body"]
 
 
 def test_completion_chat_and_stream_through_the_endpoint(host):
@@ -52,9 +55,9 @@ def test_both_instances_answer_behind_the_endpoint(host):
 
 def test_each_instance_is_the_real_vllm_0_32_with_its_kv_gauge(host):
     for name, port in FULL.items():
-        version = json.loads(host.check_output("curl -sS -m 10 http://127.0.0.1:%d/version" % port))
+        version = json.loads(_get(host, "http://127.0.0.1:%d/version" % port))
         assert version["version"].startswith("0.32.0"), version
-        metrics = host.check_output("curl -sS -m 10 http://127.0.0.1:%d/metrics" % port)
+        metrics = _get(host, "http://127.0.0.1:%d/metrics" % port)
         gauge = [l for l in metrics.splitlines() if l.startswith("vllm:kv_cache_usage_perc{")]
         assert gauge and 'model_name="tiny-qwen2"' in gauge[0] and "engine=" in gauge[0], name
 
@@ -87,10 +90,12 @@ def test_sandboxed_unit_runs_real_torch(host):
         "systemctl show -p ProtectSystem -p PrivateTmp -p LimitNOFILE -p User -p NRestarts vllm@n0-0.service").splitlines())
     assert props == {"ProtectSystem": "strict", "PrivateTmp": "yes", "LimitNOFILE": "65536", "User": "vllm",
                      "NRestarts": "0"}
-    pids = host.check_output("systemctl show -p MainPID --value vllm@n0-0.service")
-    environ = host.check_output("tr '\\0' '\\n' < /proc/%s/environ" % pids.strip())
-    assert "CUDA_VISIBLE_DEVICES=0" in environ.splitlines()
-    assert "VLLM_CPU_OMP_THREADS_BIND=0" in environ.splitlines()
+    # what the unit started with, copied at start into its RuntimeDirectory (vllm_instances reads it;
+    # /proc/<pid>/environ is not readable here and vLLM's process titles overwrite it)
+    started = host.file("/run/gpu-fleet-vllm/vllm@n0-0/started.env")
+    assert started.user == "vllm" and started.mode == 0o640
+    lines = started.content_string.splitlines()
+    assert "CUDA_VISIBLE_DEVICES=0" in lines and "VLLM_CPU_OMP_THREADS_BIND=0" in lines
 
 
 def test_figures_install_start_and_rss(host):
@@ -104,7 +109,7 @@ def test_figures_install_start_and_rss(host):
     starts = {}
     for name in FULL:
         lines = host.check_output("journalctl --no-pager -o short-unix -u vllm@%s.service" % name).splitlines()
-        started = [float(l.split()[0]) for l in lines if "Started vLLM server instance" in l]
+        started = [float(l.split()[0]) for l in lines if " Started " in l and "vLLM server instance" in l]
         healthy = [float(l.split()[0]) for l in lines if "GET /health" in l and " 200" in l]
         starts[name] = round(min(h for h in healthy if h > started[0]) - started[0], 1) if started and healthy else None
     print("vllm_real: RSS per instance (MiB) %s; first start to /health 200 (s) %s" % (rss, starts))
