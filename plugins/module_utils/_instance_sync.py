@@ -80,6 +80,8 @@ class HostState(NamedTuple):
     targets: Dict[str, Target]
     env_files: FrozenSet[str]
     visible: Optional[Dict[str, str]] = None
+    # the VLLM_PORT each running unit started with (same source as visible)
+    ports: Optional[Dict[str, int]] = None
 
 
 class Request(NamedTuple):
@@ -235,17 +237,35 @@ class RollingPlan(NamedTuple):
     steps: Tuple[Step, ...]
 
 
-def held_gpus(request, host, unit):
-    """The GPUs ``unit`` holds while it runs, or ALL_GPUS when that is not known."""
-    planned = planned_units(request.layouts).get(unit)
-    if planned is None:
+def _gpu_list(text):
+    """The GPU indices of a CUDA_VISIBLE_DEVICES value ("0,1"), or ALL_GPUS when it is not a list of them."""
+    items = [x.strip() for x in (text or "").split(",")]
+    if not items or not all(x.isdigit() for x in items):
         return ALL_GPUS
-    _layout, inst = planned
-    if unit in changed_units(request):
+    return frozenset(int(x) for x in items)
+
+
+def held_gpus(request, host, unit):
+    """The GPUs ``unit`` holds while it runs, or ALL_GPUS when that is not known: what it started with
+    where the host says (``visible``), else its planned GPUs unless its configuration changed."""
+    visible = (host.visible or {}).get(unit)
+    if visible is not None:
+        return _gpu_list(visible)
+    planned = planned_units(request.layouts).get(unit)
+    if planned is None or unit in changed_units(request):
+        return ALL_GPUS
+    return frozenset(planned[1].gpus)
+
+
+def drifted_env_files(request, host):
+    """Environment files of running planned instances that started with other GPUs than planned now
+    (e.g. a run that wrote the file and failed before the restart): they must restart, like changed ones."""
+    files = set()
+    for unit, (layout, inst) in planned_units(request.layouts).items():
         visible = (host.visible or {}).get(unit)
-        if visible is None or visible != inst.cuda_visible_devices or not inst.cuda_visible_devices:
-            return ALL_GPUS
-    return frozenset(inst.gpus)
+        if visible is not None and host.units.get(unit) in HOLDING and visible != inst.cuda_visible_devices:
+            files.add(layout.env_file_of(inst.name))
+    return frozenset(files)
 
 
 def _startable(pending, stopping, holders, gpus_of):

@@ -21,11 +21,13 @@ description:
     and is not kept (waited for), removal of the environment files of instances no layout plans,
     C(systemctl reset-failed) of the failed units about to start (a unit in its start limit refuses
     every start otherwise), one C(systemctl start) of the instances and the active target, then
-    C(enable) of the active target and C(disable) of the others."
-  - An instance keeps running only when it runs, is planned in the active layout and neither its
-    environment file (O(changed_env_files)) nor a file every instance reads (O(restart_all)) changed.
-    Everything else that holds a GPU - stale instances, changed ones and every instance of the other
-    layouts - is stopped before anything starts, so two vLLM servers never hold one GPU.
+    C(disable) of the other targets and C(enable) of the active one (O(strategy=plain); with O(strategy=rolling) the
+    stops and starts go one instance at a time, see there)."
+  - An instance keeps running only when it runs, is planned in the active layout, started with the GPUs planned
+    now (O(started_dir)) and neither its environment file (O(changed_env_files)) nor a file every instance reads
+    (O(restart_all)) changed. With O(strategy=plain) everything else that holds a GPU - stale instances, changed
+    ones and every instance of the other layouts - is stopped before anything starts, so two vLLM servers never
+    hold one GPU.
   - The decisions are made by the pure C(_instance_sync) module_utils; this module only reads and applies.
 author:
   - gpu_fleet maintainers (@gpu-fleet)
@@ -54,8 +56,8 @@ options:
         required: true
       instances:
         description:
-          - Its planned instances as M(gpu_fleet.vllm_serving.vllm_layout) returns them; C(name) and
-            C(gpus) are read, other keys are ignored.
+          - Its planned instances as M(gpu_fleet.vllm_serving.vllm_layout) returns them; C(name), C(gpus),
+            C(cuda_visible_devices) and C(port) are read, other keys are ignored.
         type: list
         elements: dict
         default: []
@@ -248,33 +250,36 @@ def _env_files(module, layouts):
     return frozenset(found)
 
 
-def read_host(module, layouts, processes=False):
-    """The HostState: instance units, targets, environment files and, with ``processes``, the devices
-    of the running instances' processes (read-only, also in check mode)."""
+def read_host(module, layouts):
+    """The HostState: instance units, targets, environment files and what the running instances started
+    with (read-only, also in check mode)."""
     patterns = ["%s@*.service" % layout.unit for layout in layouts]
     listed = _systemctl(module, ["list-units", "--all", "--plain", "--no-legend", "--full"] + patterns)
     shown = _systemctl(module, ["show", "-p", "Id", "-p", "ActiveState", "-p", "UnitFileState"]
                        + [layout.target for layout in layouts])
     units = sync.parse_list_units(listed)
+    visible, ports = _started(module, [u for u, state in units.items() if state in sync.HOLDING])
     return sync.HostState(units=units, targets=sync.parse_show(shown), env_files=_env_files(module, layouts),
-                          visible=_visible(module, [u for u, state in units.items() if state in sync.HOLDING])
-                          if processes else None)
+                          visible=visible, ports=ports)
 
 
-def _visible(module, units):
-    """{unit: CUDA_VISIBLE_DEVICES its main process started with}, from the copy of its environment
-    file the unit makes at start (ExecStartPre, in its RuntimeDirectory), for the units that have one."""
-    found = {}
+def _started(module, units):
+    """({unit: CUDA_VISIBLE_DEVICES}, {unit: VLLM_PORT}) each running unit started with, from the copy of its
+    environment file the unit makes at start (ExecStartPre, in its RuntimeDirectory), where there is one."""
+    visible, ports = {}, {}
     for unit in units:
         path = os.path.join(module.params["started_dir"], sync.unit_stem(unit), "started.env")
         try:
             with open(path) as handle:
-                value = sync.env_file_value(handle.read(), "CUDA_VISIBLE_DEVICES")
+                text = handle.read()
         except (OSError, UnicodeDecodeError):
             continue
+        value, port = sync.env_file_value(text, "CUDA_VISIBLE_DEVICES"), sync.env_file_value(text, "VLLM_PORT")
         if value is not None:
-            found[unit] = value
-    return found
+            visible[unit] = value
+        if port is not None and port.isdigit():
+            ports[unit] = int(port)
+    return visible, ports
 
 
 def _steps(plan):
@@ -284,8 +289,9 @@ def _steps(plan):
             ("removed", list(plan.remove), None),
             ("reset_failed", list(plan.reset_failed), ["reset-failed"] + list(plan.reset_failed)),
             ("started", list(plan.start), ["start"] + list(plan.start)),
-            ("enabled", list(plan.enable), ["enable"] + list(plan.enable)),
-            ("disabled", list(plan.disable), ["disable"] + list(plan.disable))]
+            # the other target first: an interrupted run never leaves both enabled for the next boot
+            ("disabled", list(plan.disable), ["disable"] + list(plan.disable)),
+            ("enabled", list(plan.enable), ["enable"] + list(plan.enable))]
 
 
 def _remove(module, paths, done):
@@ -313,13 +319,27 @@ def apply(module, plan):
     return done
 
 
-def _step_dict(step, planned):
-    """A step of the rolling plan with the ports and names the caller's tasks need."""
-    def ports(units):
-        return sorted(planned[u][1].port for u in units if u in planned and planned[u][1].port)
-    return dict(out=list(step.out), out_ports=ports(step.out), start=list(step.start),
-                start_names=[planned[u][1].name for u in step.start], start_ports=ports(step.start),
-                serving_ports=ports(step.serving), serving_after_ports=ports(step.serving_after))
+def _step_dicts(steps, planned, host):
+    """The rolling plan's steps with the ports and names the caller's tasks need: a unit started by the plan
+    listens on its planned port, one running since before on the port it started with."""
+    started = set()
+    out = []
+    for step in steps:
+        def ports(units, fresh):
+            return sorted(p for p in (_port(u, planned, host, fresh) for u in units) if p)
+        during = ports(step.serving, started)
+        away = ports(step.out, started)
+        started |= set(step.start)
+        out.append(dict(out=list(step.out), out_ports=away, start=list(step.start),
+                        start_names=[planned[u][1].name for u in step.start], start_ports=ports(step.start, started),
+                        serving_ports=during, serving_after_ports=ports(step.serving_after, started)))
+    return out
+
+
+def _port(unit, planned, host, fresh):
+    if unit not in fresh and unit in (host.ports or {}):
+        return host.ports[unit]
+    return planned[unit][1].port if unit in planned else 0
 
 
 def rolling(module, request, host):
@@ -339,7 +359,7 @@ def rolling(module, request, host):
                           reset_failed=plan.reset_failed, start=(), enable=(), disable=())
     done = dict((key, value) for key, value, _args in _steps(first)) if module.check_mode else apply(module, first)
     planned = sync.planned_units(request.layouts)
-    info.update(done, steps=[_step_dict(step, planned) for step in order.steps], changed=True, units=host.units)
+    info.update(done, steps=_step_dicts(order.steps, planned, host), changed=True, units=host.units)
     if module._diff:
         info["diff"] = dict(before="", after="".join(line + "\n" for line in sync.describe_rolling(order)),
                             before_header="systemd units", after_header="systemd units (the rolling steps)")
@@ -392,7 +412,9 @@ def main():
     changed_files = frozenset(p["changed_env_files"]) | _restart_files(module, layouts, p["active"], p["restart"])
     request = sync.Request(layouts=layouts, active=p["active"], changed_env_files=changed_files,
                            restart_all=p["restart_all"], daemon_reload=p["daemon_reload"])
-    host = read_host(module, layouts, processes=p["strategy"] == "rolling")
+    host = read_host(module, layouts)
+    # an instance running with other GPUs than planned restarts, like one whose file changed
+    request = request._replace(changed_env_files=request.changed_env_files | sync.drifted_env_files(request, host))
     info = rolling(module, request, host) if p["strategy"] == "rolling" else {}
     if info.get("steps"):
         module.exit_json(**info)

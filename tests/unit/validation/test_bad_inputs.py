@@ -155,3 +155,20 @@ def test_restart_list_accepted(tmp_path):
                         "-e", '{"gpu_fleet_restart_instances": ["n0-0"]}', check=True)
     after = proc.stdout.split("TASK [Refuse a restart list that is not a list of instance names]")[1].split("TASK [")[0]
     assert after.split("\n", 1)[1].strip().startswith("ok: [localhost]"), proc.stdout
+
+
+def test_restart_without_the_record_is_refused_unless_the_layout_is_named(tmp_path):
+    """No vllm_server record on the host (no site.yml run yet): which layout serves is not known."""
+    (tmp_path / "inventory.ini").write_text(u"[gpu_hosts]\nlocalhost ansible_connection=local\n")
+    facts = tmp_path / "facts.d"
+    facts.mkdir()
+    base = ["-i", str(tmp_path / "inventory.ini"), "-e", '{"gpu_fleet_restart_instances": ["n0-0"]}',
+            "-e", "gpu_fleet_facts_dir=%s" % facts]
+    proc = run_playbook(tmp_path, os.path.join(ROOT, "playbooks", "restart.yml"), *base, check=True)
+    assert proc.returncode != 0
+    assert "gpu_fleet_vllm_server.fact does not say which layout serves" in proc.stdout, proc.stdout
+    assert "GPU topology facts" not in proc.stdout
+    named = run_playbook(tmp_path, os.path.join(ROOT, "playbooks", "restart.yml"), *base,
+                         "-e", "vllm_server_active_layout=degraded", check=True)
+    assert "does not say which layout serves" not in named.stdout, named.stdout
+    assert "TASK [GPU topology facts" in named.stdout or "gpu_preflight" in named.stdout, named.stdout

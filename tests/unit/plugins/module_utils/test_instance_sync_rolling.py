@@ -217,11 +217,11 @@ def test_a100_restarts_of_any_instances_are_zero_drop(changed):
 
 
 def test_a100_restart_of_every_instance_with_unknown_gpus_cannot_be_zero_drop():
-    # the layouts without CUDA_VISIBLE_DEVICES: no running process can be matched with its plan, so
-    # each changed instance holds every GPU and the last one serving would have to stop first
+    # no copy of what the units started with (units from before the copy existed): each changed
+    # instance holds every GPU and the last one serving would have to stop first
     request = sync.Request(layouts=(FULL, DEGRADED), active="full", restart_all=True)
     state = sync.HostState(units=dict(FULL_RUNNING), targets=DEGRADED_TARGETS, env_files=frozenset(),
-                           visible=VISIBLE)
+                           visible={})
     plan = sync.plan_rolling(request, state)
     assert plan.zero_drop is False and "is the only instance serving" in plan.reason
 
@@ -231,6 +231,20 @@ def test_replay_catches_a_start_on_a_held_gpu():
                                                 tuple(sorted(FULL_RUNNING)), ()),))
     problems, _holders = replay(bad, FULL_RUNNING, PLANNED, PLANNED)
     assert problems == ["step 1: vllm-degraded@n0-0.service starts on GPU 0 held by vllm@n0-0.service"]
+
+
+def test_instance_running_with_other_gpus_than_planned_is_drifted_and_holds_them():
+    # a run wrote n0-1.env (GPU 2 -> 1) and failed before restarting it; the file no longer differs
+    units = {"vllm@n0-0.service": "active", "vllm@n0-1.service": "active"}
+    request = sync.Request(layouts=(R_FULL, R_DEGRADED), active="full")
+    state = sync.HostState(units=units, targets=TARGETS, env_files=frozenset(),
+                           visible={"vllm@n0-0.service": "0", "vllm@n0-1.service": "2"})
+    assert sync.drifted_env_files(request, state) == frozenset(["/etc/vllm/n0-1.env"])
+    assert sync.held_gpus(request, state, "vllm@n0-1.service") == frozenset([2])
+    plan = sync.plan_rolling(request._replace(changed_env_files=sync.drifted_env_files(request, state)), state)
+    assert [(s.out, s.start) for s in plan.steps] == [(("vllm@n0-1.service",), ("vllm@n0-1.service",))]
+    assert sync.held_gpus(request, state._replace(visible={"vllm@n0-1.service": "GPU-1f2e"}),
+                          "vllm@n0-1.service") is sync.ALL_GPUS
 
 
 def test_unit_stem_and_env_file_value():

@@ -129,8 +129,8 @@ def test_switch_stops_in_one_call_before_the_one_start_call(tmp_path):
         ["daemon-reload"],
         ["stop", "vllm@n0-0.service", "vllm@n1-0.service", "vllm.target"],
         ["start", "vllm-degraded@n0-0.service", "vllm-degraded.target"],
-        ["enable", "vllm-degraded.target"],
-        ["disable", "vllm.target"]]
+        ["disable", "vllm.target"],
+        ["enable", "vllm-degraded.target"]]
     assert not (tmp_path / "etc/vllm/n1-9.env").exists()
     assert (tmp_path / "etc/vllm/api-key.env").exists()
 
@@ -172,13 +172,31 @@ def test_rolling_switch_returns_the_steps_and_stops_or_starts_nothing_itself(tmp
     assert not (tmp_path / "etc/vllm/n1-9.env").exists()
 
 
-def plant_started(tmp_path, visible):
+PORTS = {"vllm@n0-0.service": 8001, "vllm@n1-0.service": 8002}
+
+
+def plant_started(tmp_path, visible, ports=None):
     """The copies of the environment files the running units made at start (their RuntimeDirectory)."""
     for unit, devices in visible.items():
         path = tmp_path / "run" / unit[:-len(".service")]
         path.mkdir(parents=True)
-        (path / "started.env").write_text("# started\nCUDA_VISIBLE_DEVICES=%s\nVLLM_PORT=1\n" % devices)
+        (path / "started.env").write_text("# started\nCUDA_VISIBLE_DEVICES=%s\nVLLM_PORT=%d\n"
+                                          % (devices, (ports or PORTS)[unit]))
     return str(tmp_path / "run")
+
+
+def test_rolling_port_change_keeps_the_running_instances_on_the_ports_they_listen_on(tmp_path):
+    # vllm_server_base_port moved 8001 -> 9001: the running n1-0 still listens on 8002 until its own step
+    bindir = plant(tmp_path)
+    started = plant_started(tmp_path, {"vllm@n0-0.service": "0,1", "vllm@n1-0.service": "3"})
+    layouts = rolling_layouts(tmp_path)
+    layouts[0]["instances"][0]["port"], layouts[0]["instances"][1]["port"] = 9001, 9002
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": layouts, "active": "full", "strategy": "rolling",
+                                                      "restart_all": True, "started_dir": started}, bindir=bindir)
+    assert rc == 0, res
+    assert [(s["out_ports"], s["start_ports"], s["serving_ports"], s["serving_after_ports"]) for s in res["steps"]] == [
+        ([8001], [9001], [8002], [8002, 9001]),
+        ([8002], [9002], [9001], [9001, 9002])]
 
 
 def test_rolling_restart_reads_the_devices_each_unit_started_with(tmp_path):
