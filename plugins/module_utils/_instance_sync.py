@@ -379,15 +379,6 @@ def unit_stem(unit):
     return unit[:-len(".service")] if unit.endswith(".service") else unit
 
 
-def env_file_value(text, name):
-    """The value of ``name`` in an environment file (KEY=VALUE lines, # comments), or None."""
-    for line in (text or "").splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and key == name:
-            return value
-    return None
-
-
 def layout_from_dict(data):
     """A Layout from the module's argument (planned instances as vllm_layout returns them)."""
     instances = tuple(Instance(name=str(i["name"]), gpus=tuple(int(g) for g in i.get("gpus") or ()),

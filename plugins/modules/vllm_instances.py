@@ -222,6 +222,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _instance_sync as sync
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import parse_env_text
 
 ENV = {"LC_ALL": "C"}
 
@@ -274,7 +275,8 @@ def _started(module, units):
                 text = handle.read()
         except (OSError, UnicodeDecodeError):
             continue
-        value, port = sync.env_file_value(text, "CUDA_VISIBLE_DEVICES"), sync.env_file_value(text, "VLLM_PORT")
+        env = parse_env_text(text)
+        value, port = env.get("CUDA_VISIBLE_DEVICES"), env.get("VLLM_PORT")
         if value is not None:
             visible[unit] = value
         if port is not None and port.isdigit():

@@ -45,7 +45,7 @@ def test_completion_chat_and_stream_through_the_endpoint(host):
 
 
 def test_both_instances_answer_behind_the_endpoint(host):
-    for _ in range(6):
+    for _attempt in range(6):
         status, text = _post(host, ENDPOINT + "/v1/completions", {"model": MODEL, "prompt": "x", "max_tokens": 1})
         assert status == 200, text
     log = host.file("/var/log/nginx/gpu-fleet-vllm.access.log").content_string

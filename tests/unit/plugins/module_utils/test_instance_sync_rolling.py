@@ -21,6 +21,7 @@ import itertools
 import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _instance_sync as sync
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import parse_env_text
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.plugins.module_utils.test_instance_sync import (
     DEGRADED, DEGRADED_RUNNING, DEGRADED_TARGETS, FULL, FULL_RUNNING, HELD_FULL, PLANNED)
@@ -247,8 +248,8 @@ def test_instance_running_with_other_gpus_than_planned_is_drifted_and_holds_them
                           "vllm@n0-1.service") is sync.ALL_GPUS
 
 
-def test_unit_stem_and_env_file_value():
+def test_unit_stem_and_the_started_copy_read_by_the_shared_env_parser():
     assert sync.unit_stem("vllm-degraded@n0-0.service") == "vllm-degraded@n0-0"
     text = "# GPUs 4,5\nCUDA_VISIBLE_DEVICES=4,5\nCUDA_VISIBLE_DEVICES_X=9\nVLLM_PORT=8001\n"
-    assert sync.env_file_value(text, "CUDA_VISIBLE_DEVICES") == "4,5"
-    assert sync.env_file_value("VLLM_PORT=1\n", "CUDA_VISIBLE_DEVICES") is None
+    assert parse_env_text(text).get("CUDA_VISIBLE_DEVICES") == "4,5"
+    assert parse_env_text("VLLM_PORT=1\n").get("CUDA_VISIBLE_DEVICES") is None
