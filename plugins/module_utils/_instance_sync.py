@@ -82,6 +82,8 @@ class HostState(NamedTuple):
     visible: Optional[Dict[str, str]] = None
     # the VLLM_PORT each running unit started with (same source as visible)
     ports: Optional[Dict[str, int]] = None
+    # active units whose /health did not answer 200 (loading, wedged): they hold GPUs, they do not serve
+    unhealthy: Optional[FrozenSet[str]] = None
 
 
 class Request(NamedTuple):
@@ -283,13 +285,18 @@ def _startable(pending, stopping, holders, gpus_of):
     return ready
 
 
-def _victim(stopping, pending, holders, gpus_of):
-    """The next unit to stop: the first whose stop lets a pending start go, else the first."""
-    for unit in stopping:
+def _victim(stopping, pending, holders, gpus_of, serving):
+    """The next unit to stop. Best one whose stop lets a pending start go and leaves another instance
+    serving (a unit not serving, e.g. still starting, before the only one that serves); then one
+    that lets a start go; then one that leaves another serving; else the first."""
+    def lets_go(unit):
         rest = {u: g for u, g in holders.items() if u != unit}
-        if _startable(pending, [s for s in stopping if s != unit], rest, gpus_of):
-            return unit
-    return stopping[0]
+        return bool(_startable(pending, [s for s in stopping if s != unit], rest, gpus_of))
+
+    def leaves(unit):
+        return any(u != unit for u in serving)
+
+    return sorted(stopping, key=lambda u: (not (lets_go(u) and leaves(u)), not lets_go(u), not leaves(u)))[0]
 
 
 def _rolling_state(request, host):
@@ -302,7 +309,8 @@ def _rolling_state(request, host):
                   if state in HOLDING and u not in kept and is_instance_unit(request.layouts, u))
     holders = {u: held_gpus(request, host, u) for u in list(stop) + sorted(kept)}
     gpus_of = {layout.unit_of(i.name): frozenset(i.gpus) for i in layout.instances}
-    serving = [u for u, state in sorted(host.units.items()) if state == "active" and u in holders]
+    sick = host.unhealthy or frozenset()
+    serving = [u for u, state in sorted(host.units.items()) if state == "active" and u in holders and u not in sick]
     return stop, start, holders, gpus_of, serving
 
 
@@ -316,7 +324,7 @@ def plan_rolling(request, host):
     while stopping or pending:
         out = []
         if not _startable(pending, stopping, holders, gpus_of):
-            victim = _victim(stopping, pending, holders, gpus_of)
+            victim = _victim(stopping, pending, holders, gpus_of, serving)
             if not [u for u in serving if u != victim]:
                 return RollingPlan(False, _no_order_reason(victim, pending, gpus_of), ())
             out = [victim]

@@ -153,7 +153,7 @@ def choose_nccl(release, setting, largest_group, pinned=None, explicit_version=N
 def _summary(release):
     keys = ("distribution", "version", "row", "listed", "note", "status", "torch", "cuda_runtime", "nccl_bundled",
             "nccl_floor", "needs_ray", "flags", "kv_gauges", "error_404", "start_log", "entry_point",
-            "fp8_moe_tp_padding")
+            "fp8_moe_tp_padding", "bind_reuse_address")
     out = dict((key, release.get(key)) for key in keys)
     out["kv_gauges"] = list(out["kv_gauges"] or ())
     out["log_requests_args"] = log_requests_args(release["flags"])

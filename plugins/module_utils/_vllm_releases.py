@@ -55,6 +55,9 @@ FLAG_PURPOSES = ("disable_log_requests", "enable_log_requests", "shutdown_timeou
 # ``start_log`` matches the line the OpenAI server logs at every start (with the version).
 # ``fp8_moe_tp_padding``: the release pads a fused-MoE tensor-parallel shard of FP8 block-quantized
 # experts to whole blocks (else a shard that is not a multiple of the block fails at load).
+# ``bind_reuse_address``: the OpenAI server binds its port with SO_REUSEADDR (True: connections of the
+# previous server in TIME_WAIT do not block the new one), a plain bind (False), or not read (None);
+# the unit's port wait (vllm-wait-port) then waits only while a server still holds the port.
 # Generated from the facts file tests/fixtures/vllm_releases/releases.json (provenance there);
 # tests/unit/plugins/module_utils/test_vllm_releases.py keeps the two equal.
 RELEASES = (
@@ -90,6 +93,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": False,
         "architectures_from": None,
         "architectures_added": (
             "AquilaForCausalLM", "AquilaModel", "ArcticForCausalLM", "BaiChuanForCausalLM",
@@ -162,6 +166,7 @@ RELEASES = (
             'entry_point': 'vllm/entrypoints/openai/api_server.py:576',
             'start_log': 'vllm/entrypoints/openai/api_server.py:528',
             'fp8_moe_tp_padding': 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises (no MoE block check found)',
+            'bind_reuse_address': 'vllm/entrypoints/openai/api_server.py:543-544',
         },
     },
     {
@@ -196,6 +201,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.6.3.post1',
         "architectures_added": (
             "AriaForConditionalGeneration", "BertForSequenceClassification", "BertModel", "Cohere2ForCausalLM",
@@ -257,6 +263,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:397)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -291,6 +298,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.6.6.post1',
         "architectures_added": (
             "AyaVisionForConditionalGeneration", "BambaForCausalLM", "DeepSeekMTPModel",
@@ -359,6 +367,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:478)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -393,6 +402,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.8.5.post1',
         "architectures_added": (
             "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "GteNewModel", "MiMoForCausalLM",
@@ -451,6 +461,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:493)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -485,6 +496,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.9.0',
         "architectures_added": (
             "Dots1ForCausalLM", "EagleMiniCPMForCausalLM", "Ernie4_5_ForCausalLM", "Ernie4_5_MoeForCausalLM",
@@ -546,6 +558,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:527)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -580,6 +593,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.9.2',
         "architectures_added": (
             "ApertusForCausalLM", "ArceeForCausalLM", "BailingMoeForCausalLM", "BailingMoeV2ForCausalLM",
@@ -647,6 +661,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:510)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -681,6 +696,7 @@ RELEASES = (
         "start_log": r"vLLM API server version (\S+)",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.11.0',
         "architectures_added": (
             "AfmoeForCausalLM", "BeeForConditionalGeneration", "BertSpladeSparseEmbeddingModel", "CLIPModel",
@@ -734,6 +750,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:695)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -768,6 +785,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.11.1',
         "architectures_added": (
             "AXK1ForCausalLM", "AudioFlamingo3ForConditionalGeneration", "BagelForConditionalGeneration",
@@ -836,6 +854,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:717)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -870,6 +889,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.17.1',
         "architectures_added": (
             "ColPaliForRetrieval", "Eagle3DeepseekV2ForCausalLM", "Eagle3DeepseekV3ForCausalLM",
@@ -918,6 +938,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:717)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -952,6 +973,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.18.0',
         "architectures_added": (
             "Cheers", "CheersForConditionalGeneration", "CohereAsrForConditionalGeneration",
@@ -1007,6 +1029,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:630)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -1041,6 +1064,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.20.0',
         "architectures_added": (),
         "architectures_removed": (),
@@ -1086,6 +1110,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/fp8.py:630)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -1120,6 +1145,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": False,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.20.2',
         "architectures_added": (
             "BailingMoeV25MTPModel", "BailingMoeV3ForCausalLM", "BailingMoeV3MTPModel",
@@ -1212,6 +1238,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'absent: no pad_tp_shard_to_weight_blocks; the MoE block check raises '
                 '(vllm/model_executor/layers/quantization/utils/fp8_utils.py:1276)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -1246,6 +1273,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": True,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.30.0',
         "architectures_added": (
             "ClefOmniForJointSchema", "EmbeddingGemma2Model", "ExaoneMoEForCausalLM", "LiLiCorrDraftModel",
@@ -1297,6 +1325,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'vllm/model_executor/layers/fused_moe/oracle/fp8.py:320 pad_tp_shard_to_weight_blocks (MoE '
                 'TP shards padded to whole blocks when the global dims are block-aligned)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -1331,6 +1360,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": True,
+        "bind_reuse_address": None,
         "architectures_from": 'vllm==0.32.0',
         "architectures_added": (
             "AliceAIForCausalLM", "Alpamayo2Super", "BeamForCausalLM", "ClefFlashForJointSchema",
@@ -1389,6 +1419,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'vllm/model_executor/layers/fused_moe/oracle/fp8.py:324 pad_tp_shard_to_weight_blocks (MoE '
                 'TP shards padded to whole blocks when the global dims are block-aligned)'),
+            'bind_reuse_address': "not read from this release's files (the unit waits as for a plain bind)",
         },
     },
     {
@@ -1423,6 +1454,7 @@ RELEASES = (
         "start_log": r"vLLM server version (\S+), serving model",
         "entry_point": 'vllm.entrypoints.openai.api_server',
         "fp8_moe_tp_padding": True,
+        "bind_reuse_address": True,
         "architectures_from": 'vllm==0.32.0',
         "architectures_added": (),
         "architectures_removed": (),
@@ -1472,6 +1504,7 @@ RELEASES = (
             'fp8_moe_tp_padding': (
                 'vllm/model_executor/layers/fused_moe/oracle/fp8.py:320 pad_tp_shard_to_weight_blocks (MoE '
                 'TP shards padded to whole blocks when the global dims are block-aligned)'),
+            'bind_reuse_address': 'vllm/entrypoints/launchers/launcher.py:345',
         },
     },
 )

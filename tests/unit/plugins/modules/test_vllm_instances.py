@@ -13,12 +13,16 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import grp
 import hashlib
+import http.server
 import json
 import os
 import pwd
-import grp
 import sys
+import threading
+
+import pytest
 
 from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import run_module
 
@@ -158,7 +162,7 @@ def rolling_layouts(tmp_path):
 def test_rolling_switch_returns_the_steps_and_stops_or_starts_nothing_itself(tmp_path):
     bindir = plant(tmp_path)
     rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "degraded",
-                                                      "strategy": "rolling"}, diff=True, bindir=bindir)
+                                                      "strategy": "rolling", "health_timeout": 0}, diff=True, bindir=bindir)
     assert rc == 0 and res["changed"] is True, res
     assert res["zero_drop"] is True
     assert res["steps"] == [
@@ -191,7 +195,7 @@ def test_rolling_port_change_keeps_the_running_instances_on_the_ports_they_liste
     started = plant_started(tmp_path, {"vllm@n0-0.service": "0,1", "vllm@n1-0.service": "3"})
     layouts = rolling_layouts(tmp_path)
     layouts[0]["instances"][0]["port"], layouts[0]["instances"][1]["port"] = 9001, 9002
-    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": layouts, "active": "full", "strategy": "rolling",
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": layouts, "active": "full", "strategy": "rolling", "health_timeout": 0,
                                                       "restart_all": True, "started_dir": started}, bindir=bindir)
     assert rc == 0, res
     assert [(s["out_ports"], s["start_ports"], s["serving_ports"], s["serving_after_ports"]) for s in res["steps"]] == [
@@ -203,7 +207,7 @@ def test_rolling_restart_reads_the_devices_each_unit_started_with(tmp_path):
     bindir = plant(tmp_path)
     started = plant_started(tmp_path, {"vllm@n0-0.service": "0,1", "vllm@n1-0.service": "3"})
     rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
-                                                      "strategy": "rolling", "restart_all": True,
+                                                      "strategy": "rolling", "health_timeout": 0, "restart_all": True,
                                                       "started_dir": started}, bindir=bindir)
     assert rc == 0, res
     assert res["zero_drop"] is True
@@ -218,7 +222,7 @@ def test_rolling_restart_of_instances_started_on_unknown_devices_is_not_zero_dro
     bindir = plant(tmp_path)
     started = plant_started(tmp_path, {"vllm@n1-0.service": "0"})
     rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
-                                                      "strategy": "rolling", "restart_all": True,
+                                                      "strategy": "rolling", "health_timeout": 0, "restart_all": True,
                                                       "started_dir": started}, bindir=bindir)
     assert rc == 0, res
     assert res["zero_drop"] is False and res["steps"] == []
@@ -230,7 +234,7 @@ def test_rolling_restart_of_instances_started_on_unknown_devices_is_not_zero_dro
 def test_restart_of_a_name_the_active_layout_does_not_plan_is_refused_before_any_call(tmp_path):
     bindir = plant(tmp_path)
     rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
-                                                      "strategy": "rolling", "restart": ["n7-0"]}, bindir=bindir)
+                                                      "strategy": "rolling", "health_timeout": 0, "restart": ["n7-0"]}, bindir=bindir)
     assert rc != 0
     assert res["msg"] == ("vllm_instances: restart names n7-0, which the active layout 'full' does not plan "
                           "(its instances: n0-0, n1-0); nothing was changed")
@@ -331,3 +335,71 @@ def test_owned_files_names_what_differs_and_why(tmp_path):
 def test_owned_files_refuses_a_mode_that_is_not_octal(tmp_path):
     rc, res = run_module(tmp_path, "owned_files", {"files": [{"path": str(tmp_path), "mode": "rw-r"}]})
     assert rc == 1 and res["msg"] == "owned_files: mode 'rw-r' is not an octal number such as '0640'"
+
+
+# --- the /health probe: only an instance that answers counts as serving -----------------------------
+
+class _Health(threading.Thread):
+    """A real HTTP server on 127.0.0.1 answering GET /health with ``status`` (a vLLM still loading its
+    model does not answer at all; a wedged one may answer 500)."""
+
+    def __init__(self, status):
+        super().__init__(daemon=True)
+        code = status
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                self.send_response(code if self.path == "/health" else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+
+    def run(self):
+        self.server.serve_forever()
+
+
+@pytest.fixture
+def health():
+    servers = []
+
+    def start(status):
+        server = _Health(status)
+        server.start()
+        servers.append(server)
+        return server.port
+    yield start
+    for server in servers:
+        server.server.shutdown()
+        server.server.server_close()
+
+
+def _restart_n0_0(tmp_path, n1_status, health):
+    bindir = plant(tmp_path)
+    ports = {"vllm@n0-0.service": health(200), "vllm@n1-0.service": health(n1_status)}
+    started = plant_started(tmp_path, {"vllm@n0-0.service": "0,1", "vllm@n1-0.service": "3"}, ports)
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                      "strategy": "rolling", "restart": ["n0-0"],
+                                                      "started_dir": started}, bindir=bindir)
+    assert rc == 0, res
+    return res, ports
+
+
+def test_restart_beside_a_healthy_instance_is_rolling(tmp_path, health):
+    res, ports = _restart_n0_0(tmp_path, 200, health)
+    assert res["zero_drop"] is True, res
+    assert [(s["out"], s["serving_ports"]) for s in res["steps"]] == [
+        (["vllm@n0-0.service"], [ports["vllm@n1-0.service"]])]
+
+
+def test_an_active_instance_whose_health_fails_does_not_count_as_serving(tmp_path, health):
+    # systemd says active for both; n1-0 answers 503 (still loading): restarting n0-0 would leave the
+    # endpoint with nothing that serves, so the plan says so and the run warns
+    res, _ports = _restart_n0_0(tmp_path, 503, health)
+    assert res["zero_drop"] is False and res["steps"] == [], res
+    assert res["zero_drop_reason"].startswith("vllm@n0-0.service is the only instance serving"), res
+    assert "no rolling order keeps an instance serving" in json.dumps(res.get("warnings"))
