@@ -95,7 +95,7 @@ options:
   health_timeout:
     description:
       - With O(strategy=rolling), seconds to wait for the C(/health) answer of each running (systemd C(active))
-        instance on C(127.0.0.1) at the port it started with. Only an instance that answers 200 counts as serving: one
+        instance on C(127.0.0.1) at the port it started with. Only an instance that answers 200 counts as serving; one
         still loading its model (systemd reports C(active) as soon as the server process starts) or wedged holds its
         GPUs but does not serve, so it never keeps the endpoint answering alone.
       - C(0) skips the probe (every C(active) instance counts as serving).
