@@ -132,7 +132,7 @@ def test_kv_cache_alert_fires_from_real_usage_and_resolves(host):
     host.check_output("systemctl stop gpu-fleet-monitor.timer")
     try:
         out = host.check_output(
-            "/usr/local/bin/gpu-fleet-kv-fill --port 8001 --model tiny-qwen2 --instance n0-0 --vocab 1000 "
+            "/usr/bin/python3 /usr/local/bin/gpu-fleet-kv-fill --port 8001 --model tiny-qwen2 --instance n0-0 --vocab 1000 "
             "--requests 12 --prompt-tokens %d --max-tokens %d --textfile %s --level 0.75 "
             "--collect systemctl start gpu-fleet-monitor.service" % (prompt, MAX_MODEL_LEN - prompt - 8, TEXTFILE))
         fill = json.loads(out)
