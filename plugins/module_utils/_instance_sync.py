@@ -288,7 +288,8 @@ def _startable(pending, stopping, holders, gpus_of):
 def _victim(stopping, pending, holders, gpus_of, serving):
     """The next unit to stop. Best one whose stop lets a pending start go and leaves another instance
     serving (a unit not serving, e.g. still starting, before the only one that serves); then one
-    that lets a start go; then one that leaves another serving; else the first."""
+    that leaves another serving (stopping a unit that does not serve drops nothing and may free
+    part of a GPU set); then one that lets a start go; else the first."""
     def lets_go(unit):
         rest = {u: g for u, g in holders.items() if u != unit}
         return bool(_startable(pending, [s for s in stopping if s != unit], rest, gpus_of))
@@ -296,7 +297,7 @@ def _victim(stopping, pending, holders, gpus_of, serving):
     def leaves(unit):
         return any(u != unit for u in serving)
 
-    return sorted(stopping, key=lambda u: (not (lets_go(u) and leaves(u)), not lets_go(u), not leaves(u)))[0]
+    return sorted(stopping, key=lambda u: (not (lets_go(u) and leaves(u)), not leaves(u), not lets_go(u)))[0]
 
 
 def _rolling_state(request, host):
@@ -318,6 +319,10 @@ def plan_rolling(request, host):
     """The RollingPlan that brings ``host`` to ``request`` with an instance serving throughout, or
     zero_drop False and the reason when no order can (the caller then switches plainly)."""
     stopping, pending, holders, gpus_of, serving = _rolling_state(request, host)
+    sick = sorted(u for u, state in host.units.items() if state == "active" and u in (host.unhealthy or ()))
+    if not serving and sick:
+        return RollingPlan(False, "no active instance answers /health (%s): the endpoint serves nothing now, or "
+                                  "the probe failed" % ", ".join(sick), ())
     if not serving:
         return RollingPlan(True, "no instance serves yet: nothing to drop", ())
     steps = []

@@ -95,9 +95,11 @@ options:
   health_timeout:
     description:
       - With O(strategy=rolling), seconds to wait for the C(/health) answer of each running (systemd C(active))
-        instance on C(127.0.0.1) at the port it started with. Only an instance that answers 200 counts as serving; one
-        still loading its model (systemd reports C(active) as soon as the server process starts) or wedged holds its
-        GPUs but does not serve, so it never keeps the endpoint answering alone.
+        instance on C(127.0.0.1) at the port it started with (three tries, a second apart). Only an instance that
+        answers 200 counts as serving; one still loading its model (systemd reports C(active) as soon as the server
+        process starts), wedged, or whose port is not known holds its GPUs but does not serve, so it never keeps the
+        endpoint answering alone. When active instances exist and none answers, RV(zero_drop) is false with that
+        reason (the run warns and switches plainly).
       - C(0) skips the probe (every C(active) instance counts as serving).
     type: float
     default: 3
@@ -228,6 +230,7 @@ units:
 """
 
 import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
@@ -294,22 +297,30 @@ def _started(module, units):
     return visible, ports
 
 
+def _healthy(module, port):
+    """Whether 127.0.0.1:port answers GET /health with 200 (three tries, a second apart)."""
+    for attempt in range(3):
+        if attempt:
+            time.sleep(1)
+        try:
+            answer = open_url("http://127.0.0.1:%d/health" % port, timeout=module.params["health_timeout"],
+                              use_proxy=False, validate_certs=False)
+            if answer.getcode() == 200:
+                return True
+        except Exception:  # pylint: disable=broad-except
+            pass  # refused (still loading: bound, not listening), reset, timed out, HTTP error
+    return False
+
+
 def _unhealthy(module, host, planned):
-    """The active instance units whose /health (on the port they started with) does not answer 200."""
+    """The active instance units that do not answer /health with 200 on the port they started with (one
+    whose port is not known - not planned, no started copy - counts as not serving)."""
     found = set()
     for unit, state in sorted(host.units.items()):
-        if state != "active" or unit not in planned and unit not in (host.ports or {}):
+        if state != "active":
             continue
-        port = _port(unit, planned, host, ())
-        if not port:
-            continue
-        url = "http://127.0.0.1:%d/health" % port
-        try:
-            answer = open_url(url, timeout=module.params["health_timeout"], use_proxy=False, validate_certs=False)
-            if answer.getcode() != 200:
-                found.add(unit)
-        except Exception:  # pylint: disable=broad-except
-            # refused, reset, timed out, HTTP error: not serving
+        port = _port(unit, planned, host, ()) if (unit in planned or unit in (host.ports or {})) else 0
+        if not port or not _healthy(module, port):
             found.add(unit)
     return frozenset(found)
 

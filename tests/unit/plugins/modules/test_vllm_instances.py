@@ -19,6 +19,7 @@ import http.server
 import json
 import os
 import pwd
+import socket
 import sys
 import threading
 
@@ -402,4 +403,25 @@ def test_an_active_instance_whose_health_fails_does_not_count_as_serving(tmp_pat
     res, _ports = _restart_n0_0(tmp_path, 503, health)
     assert res["zero_drop"] is False and res["steps"] == [], res
     assert res["zero_drop_reason"].startswith("vllm@n0-0.service is the only instance serving"), res
+    assert "no rolling order keeps an instance serving" in json.dumps(res.get("warnings"))
+
+
+def test_no_instance_answering_its_probe_warns_instead_of_a_silent_plain_switch(tmp_path):
+    # both units are active, nothing listens on the ports they started with (a crashed or wedged
+    # server, or a probe that failed): said and warned, never taken for "nothing serves yet"
+    closed = []
+    for _n in range(2):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        closed.append(sock.getsockname()[1])
+        sock.close()
+    bindir = plant(tmp_path)
+    ports = {"vllm@n0-0.service": closed[0], "vllm@n1-0.service": closed[1]}
+    started = plant_started(tmp_path, {"vllm@n0-0.service": "0,1", "vllm@n1-0.service": "3"}, ports)
+    rc, res = run_module(tmp_path, "vllm_instances", {"layouts": rolling_layouts(tmp_path), "active": "full",
+                                                      "strategy": "rolling", "restart": ["n0-0"], "health_timeout": 1,
+                                                      "started_dir": started}, bindir=bindir)
+    assert rc == 0, res
+    assert res["zero_drop"] is False and res["zero_drop_reason"].startswith(
+        "no active instance answers /health (vllm@n0-0.service, vllm@n1-0.service)"), res
     assert "no rolling order keeps an instance serving" in json.dumps(res.get("warnings"))
