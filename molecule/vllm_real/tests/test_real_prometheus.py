@@ -13,7 +13,7 @@ import re
 import time
 import urllib.parse
 
-from testinfra_helpers import http, project
+from testinfra_helpers import http, project, wait_until
 
 PROM = "http://127.0.0.1:9090"
 FULL = ("n0-0", "n0-1")
@@ -78,7 +78,7 @@ def test_prometheus_scrapes_node_exporter_and_both_instances(host):
                 # planned, not serving: the full layout is active
                 ("vllm", "127.0.0.1:8101", "degraded", "n0-0"): "down"}
     # a target not scraped yet since the last restart is "unknown": wait for a scrape (5 s)
-    assert _wait(lambda: targets() == expected, 30), targets()
+    wait_until(lambda: targets() == expected, 30, "Prometheus's active targets %s" % expected, interval=2)
     assert host.socket("tcp://127.0.0.1:9090").is_listening and not host.socket("tcp://0.0.0.0:9090").is_listening
 
 
@@ -121,15 +121,6 @@ def _kv_alerts(host, instance):
             if a["labels"]["alertname"] == "VllmKvCacheHigh" and a["labels"].get("vllm_instance") == instance]
 
 
-def _wait(predicate, seconds=60):
-    deadline = time.time() + seconds
-    while True:
-        value = predicate()
-        if value or time.time() > deadline:
-            return value
-        time.sleep(2)
-
-
 def test_kv_cache_alert_fires_from_real_usage_and_resolves(host):
     """REAL usage, not planted input: sixteen long requests overfill n0-0's small cache (vLLM's own
     count of its tokens, from its log), the collector runs by hand until it reads >= 0.75."""
@@ -148,11 +139,11 @@ def test_kv_cache_alert_fires_from_real_usage_and_resolves(host):
         print("vllm_real KV fill: cache %d tokens, %s" % (tokens, fill))
         assert fill["peak"] is not None and fill["peak"] >= 0.75, fill
         assert all(r["status"] == 200 for r in fill["requests"]), fill
-        firing = _wait(lambda: [a for a in _kv_alerts(host, "n0-0") if a["state"] == "firing"])
-        assert firing, _api(host, "/api/v1/alerts")
+        firing = wait_until(lambda: [a for a in _kv_alerts(host, "n0-0") if a["state"] == "firing"], 60,
+                            "VllmKvCacheHigh firing for n0-0", interval=2)
         assert firing[0]["labels"]["severity"] == "warning" and float(firing[0]["value"]) >= 0.75, firing
         # the requests are done: the next collector run reads the idle cache and the alert resolves
         host.check_output("systemctl start gpu-fleet-monitor.service")
-        assert _wait(lambda: _kv_alerts(host, "n0-0") == []), _kv_alerts(host, "n0-0")
+        wait_until(lambda: _kv_alerts(host, "n0-0") == [], 60, "VllmKvCacheHigh of n0-0 resolved", interval=2)
     finally:
         host.check_output("systemctl start gpu-fleet-monitor.timer")
