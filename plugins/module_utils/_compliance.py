@@ -33,6 +33,7 @@ import json
 import re
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import absent_satisfies
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._xid import classify as classify_xid
 
 __all__ = [
     "CHECKS",
@@ -407,12 +408,6 @@ _FALLEN_START_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9A-Fa-f:.]+)\s*$")
 _FALLEN_RE = re.compile(r"fallen off the bus")
 _GPU_LOST_RE = re.compile(r"NVRM: GPU ([0-9A-Fa-f:.]+): GPU has fallen off the bus")
 
-# Xids that mean the hardware, its memory or the driver's control of it failed (NVIDIA's Xid
-# catalog, "XID Errors" in the GPU deployment docs): the GPU is not fit until reset/serviced.
-# Others (13, 31, 43, 45: usually the application) are warnings.
-HARDWARE_XIDS = frozenset([48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 123, 136, 140, 143])
-
-
 def _split_prefix(line):
     """Return (timestamp, source, message) of one log line in dmesg, syslog or journal form."""
     match = _DMESG_TS_RE.match(line)
@@ -483,14 +478,40 @@ def parse_kernel_log(text):
     return events
 
 
+def _xid_finding(host, expected, event, where):
+    meaning = classify_xid(event["xid"], event["message"])
+    event["xid_meaning"] = meaning
+    name = "Xid %d (%s)" % (event["xid"], meaning["mnemonic"] or "not in NVIDIA's catalog")
+    actual = "%s on %s: %s" % (name, where, event["message"])
+    if meaning["root_xid"] is not None:
+        actual += " [root cause Xid %d (%s)]" % (meaning["root_xid"], meaning["root_mnemonic"] or "not in the catalog")
+    code = meaning["root_xid"] if meaning["root_xid"] is not None else event["xid"]
+    if meaning["severity"] == "info":
+        return None
+    if meaning["severity"] == "warn":
+        return finding("kernel_log", "warn", host, expected, actual,
+                       "%s; usually raised by the application (bad memory access, killed kernel): read "
+                       "the process's log around this time. NVIDIA's Xid catalog, Xid %d: investigatory "
+                       "action %s." % (meaning["rule"], code, meaning["investigatory_action"] or "none given"),
+                       where)
+    return finding("kernel_log", "fail", host, expected, actual,
+                   "%s. Drain the GPU, follow NVIDIA's Xid catalog for Xid %d (investigatory action %s), "
+                   "reset the GPU (`nvidia-smi -r`) or reboot as it says, and re-run the compliance "
+                   "check; repeated events mean service/RMA." % (
+                       meaning["rule"], code, meaning["investigatory_action"] or "none given"), where)
+
+
 def check_kernel_log(host, events, source, error=None):
     """``events`` from parse_kernel_log; ``source`` names where they were read; ``error`` set
-    (and events None) when no kernel log could be read."""
+    (and events None) when no kernel log could be read. Each Xid is judged by ``_xid.classify``
+    (NVIDIA's catalog, the root cause of ``caused by previous Xid N``); Xids the catalog says to
+    ignore are named in the passing finding."""
     expected = "no Xid / fallen off the bus"
     if events is None:
         return [_na("kernel_log", host, expected,
                     "kernel log not readable (%s): %s" % (source, error or "no source"))]
     out = []
+    ignored = []
     for event in events:
         where = "GPU %s" % event["pci"] if event["pci"] else "GPU"
         if event["kind"] == "fallen_off_bus":
@@ -499,21 +520,17 @@ def check_kernel_log(host, events, source, error=None):
                                "The GPU stopped answering on PCIe: drain the host, power-cycle "
                                "it (a reset is not enough), check power/PCIe seating; repeated "
                                "events mean hardware service.", where))
-        elif event["xid"] in HARDWARE_XIDS:
-            out.append(finding("kernel_log", "fail", host, expected,
-                               "Xid %d on %s: %s" % (event["xid"], where, event["message"]),
-                               "Hardware/driver Xid %d: look it up in NVIDIA's Xid catalog, "
-                               "reset the GPU (`nvidia-smi -r`) or reboot, and re-run the "
-                               "preflight; repeated events mean service/RMA." % event["xid"],
-                               where))
+            continue
+        item = _xid_finding(host, expected, event, where)
+        if item is None:
+            ignored.append("Xid %d on %s" % (event["xid"], where))
         else:
-            out.append(finding("kernel_log", "warn", host, expected,
-                               "Xid %d on %s: %s" % (event["xid"], where, event["message"]),
-                               "Xid %d is usually raised by the application (bad memory "
-                               "access, killed kernel): read the process's log around this "
-                               "time." % event["xid"], where))
+            out.append(item)
     if not out:
-        out.append(finding("kernel_log", "pass", host, expected, "none in %s" % source))
+        actual = "none in %s" % source
+        if ignored:
+            actual = "none failing in %s; NVIDIA's catalog says to ignore: %s" % (source, ", ".join(ignored))
+        out.append(finding("kernel_log", "pass", host, expected, actual))
     return out
 
 

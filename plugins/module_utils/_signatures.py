@@ -24,9 +24,11 @@ SIGNATURES = [
      "Choose a tensor_parallel_size that divides num_attention_heads (and fits the KV-head rule): "
      "for Qwen2.5-7B (28 heads, 4 KV heads) TP 1, 2 or 4; use pipeline parallelism or more "
      "instances for the other GPUs. The layout planner (vllm_layout) refuses such layouts up front."),
+    # Not "Custom allreduce is disabled because ...": that WARNING precedes a healthy start (vLLM
+    # falls back to NCCL; tests/fixtures/real/public/vllm_ok_*).
     ("custom_allreduce_p2p", "custom all-reduce / GPU peer-to-peer access unsupported",
      re.compile(r"peer access is not supported between these two devices|"
-                r"Custom allreduce is disabled because|custom_all_reduce.*(?:Cuda error|failed)", re.I),
+                r"custom_all_reduce.*(?:Cuda error|failed)", re.I),
      "The GPUs of the TP group have no P2P path (PCIe across sockets, IOMMU/ACS, VM): keep the "
      "group inside one NVLink island or NUMA node, or pass --disable-custom-all-reduce "
      "(vllm_server_extra_args)."),
@@ -41,13 +43,61 @@ SIGNATURES = [
                 r"No available memory for the cache blocks", re.I),
      "Lower vllm_server_gpu_memory_utilization or vllm_server_max_model_len, use a larger TP, "
      "or stop other processes on the GPU (nvidia-smi --query-compute-apps)."),
+    ("fp8_block_indivisible", "a weight dimension per tensor-parallel rank is not a multiple of the FP8 quantization block",
+     re.compile(r"is not divisible by weight quantization block_[nk] = \d+"),
+     "Block-quantized FP8 checkpoints (weight_block_size, e.g. [128, 128]) need every sharded weight "
+     "dimension per tensor-parallel rank to be a multiple of the block: for a MoE "
+     "moe_intermediate_size / TP (and dense intermediate_size / TP) divisible by 128. Use a smaller "
+     "tensor_parallel_size (with pipeline parallelism or more instances), expert parallelism, or "
+     "the BF16 checkpoint."),
+    ("cuda_system_not_initialized", "CUDA error 802: system not yet initialized (NVSwitch fabric not ready)",
+     re.compile(r"Error 802: system not yet initialized|cudaGetDeviceCount returned 802|"
+                r"CUDA error: system not yet initialized"),
+     "On NVSwitch systems (HGX/DGX) CUDA cannot start until NVIDIA Fabric Manager has trained the "
+     "fabric: install nvidia-fabricmanager at exactly the driver's version, `systemctl enable --now "
+     "nvidia-fabricmanager`, and wait until `nvidia-smi -q` shows Fabric State Completed for every "
+     "GPU (the compliance check fabric_manager)."),
 ]
+
+# A log that ends in a crash none of the signatures names is reported, never "none found".
+_CRASH_RE = re.compile(r"Traceback \(most recent call last\)|^\s*(?:\S+\s+)*?[A-Za-z_.]*(?:Error|Exception): |"
+                       r"died unexpectedly|Worker failed|failed to start|Engine core initialization failed|"
+                       r"exited with exit code|Fatal Python error|Segmentation fault|core dumped")
+# A line after the last crash line that shows the server serving: the crash was handled.
+_HEALTHY_RE = re.compile(r"Application startup complete|Uvicorn running on|Avg prompt throughput|"
+                         r"Processed prompts")
+_TAIL = 10
+
+
+def _unclassified_fatal(lines):
+    """The entry for a log that ends in a crash (a traceback, an exception line, a dead worker
+    with no serving line after it), else None."""
+    last = None
+    for number, line in enumerate(lines):
+        if _CRASH_RE.search(line):
+            last = number
+        elif last is not None and _HEALTHY_RE.search(line):
+            last = None
+    if last is None:
+        return None
+    tail = [line.rstrip() for line in lines if line.strip()][-_TAIL:]
+    return {"id": "unclassified_fatal", "title": "the log ends in a crash no known signature explains",
+            "count": 1, "first_line": lines[last].strip(), "line_no": last + 1, "last_lines": tail,
+            "fix": "Read the last lines (last_lines) and the traceback above them; run the instance by "
+                   "hand with the same environment file to reproduce, and report the message if it is "
+                   "a new failure kind."}
 
 
 def classify(text):
-    """Signatures found in ``text``: ``[{"id", "title", "count", "first_line", "line_no", "fix"}]``."""
+    """Signatures found in ``text``: ``[{"id", "title", "count", "first_line", "line_no", "fix"}]``.
+
+    When none is found but the log ends in a crash (``Traceback``, an ``...Error:`` line, a worker
+    that died, with no serving line after it), one ``unclassified_fatal`` entry is returned with the
+    last crash line and ``last_lines`` (the log's last 10 non-empty lines).
+    """
     found = {}
-    for number, line in enumerate((text or "").splitlines(), 1):
+    lines = (text or "").splitlines()
+    for number, line in enumerate(lines, 1):
         for sig_id, title, pattern, fix in SIGNATURES:
             if pattern.search(line):
                 entry = found.get(sig_id)
@@ -57,4 +107,9 @@ def classify(text):
                 else:
                     entry["count"] += 1
     order = [sig[0] for sig in SIGNATURES]
-    return sorted(found.values(), key=lambda entry: order.index(entry["id"]))
+    result = sorted(found.values(), key=lambda entry: order.index(entry["id"]))
+    if not result:
+        fatal = _unclassified_fatal(lines)
+        if fatal:
+            result.append(fatal)
+    return result

@@ -51,7 +51,12 @@ signatures:
             "fix": "Choose a tensor_parallel_size that divides num_attention_heads ..."}]
   contains:
     id:
-      description: C(tp_heads_indivisible), C(custom_allreduce_p2p), C(nccl_timeout) or C(cuda_oom).
+      description:
+        - C(tp_heads_indivisible), C(custom_allreduce_p2p), C(nccl_timeout), C(cuda_oom),
+          C(fp8_block_indivisible) or C(cuda_system_not_initialized) (CUDA error 802, NVSwitch fabric not ready).
+        - C(unclassified_fatal) when no signature matched but the file ends in a crash (a traceback, an
+          C(...Error:) line, a worker that died, with no serving line after it); never reported together
+          with another signature of the same file.
       type: str
     title:
       description: What the signature means, as the catalog words it.
@@ -71,6 +76,11 @@ signatures:
     fix:
       description: What to do about it (the catalog's fix).
       type: str
+    last_lines:
+      description: For C(unclassified_fatal) only, the file's last 10 non-empty lines.
+      type: list
+      elements: str
+      returned: when id is C(unclassified_fatal)
 missing:
   description: Paths that could not be read.
   returned: always

@@ -316,8 +316,10 @@ def test_check_kernel_log_classifies():
     events = c.parse_kernel_log(fixture_text("real/public/xid_04_xid31_mmu_fault_three_gpus_syslog.txt"))
     assert [f["status"] for f in c.check_kernel_log(H, events, "file")] == ["warn"] * 3
     events = c.parse_kernel_log(fixture_text("real/public/xid_01_xid63_row_remapper_pending.txt"))
+    only(c.check_kernel_log(H, events, "file"), "pass")  # IGNORE in the catalog; ecc_remap reads the remap
+    events = c.parse_kernel_log("NVRM: Xid (PCI:0000:10:1c): 48, pid=1, DBE")
     f = only(c.check_kernel_log(H, events, "file"), "fail")
-    assert f["actual"].startswith("Xid 63 on GPU 0000:10:1c")
+    assert f["actual"].startswith("Xid 48 (ROBUST_CHANNEL_GPU_ECC_DBE) on GPU 0000:10:1c")
     events = c.parse_kernel_log(fixture_text("real/public/xid_02_fallen_off_bus_multiline_no_xid.txt"))
     assert only(c.check_kernel_log(H, events, "dmesg"), "fail")["subject"] == "GPU 0000:b3:00.0"
     assert only(c.check_kernel_log(H, [], "journal"), "pass")["actual"] == "none in journal"
