@@ -285,7 +285,14 @@ def check_ecc(host, topology, retired_pages_max=0):
             problems.append("row remapping failed")
         if ecc.get("retired_pages_pending"):
             problems.append("page retirement pending")
-        retired = (ecc.get("retired_pages_single_bit") or 0) + (ecc.get("retired_pages_double_bit") or 0)
+        counts = [ecc.get("retired_pages_single_bit"), ecc.get("retired_pages_double_bit")]
+        retired = sum(count for count in counts if count is not None)
+        if None in counts:
+            # N/A is not 0: Hopper and later retire no pages (they remap rows), nvidia-smi says N/A
+            retired_text = "retired pages unknown (nvidia-smi: N/A)" if counts == [None, None] else \
+                "%d retired pages (%s-bit count N/A)" % (retired, "single" if counts[0] is None else "double")
+        else:
+            retired_text = "%d retired pages" % retired
         if retired > retired_pages_max:
             problems.append("%d retired pages (max %d)" % (retired, retired_pages_max))
         known = [ecc.get(k) for k in ("remapped_rows_pending", "remapped_rows_failure",
@@ -302,7 +309,7 @@ def check_ecc(host, topology, retired_pages_max=0):
             out.append(_na("ecc_remap", host, expected, "N/A", subject))
         else:
             out.append(finding("ecc_remap", "pass", host, expected,
-                               "none pending, %d retired pages" % retired, subject=subject))
+                               "none pending, %s" % retired_text, subject=subject))
     return out
 
 

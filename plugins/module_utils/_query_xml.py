@@ -53,6 +53,23 @@ def _int_with_unit(value):
     return int(match.group(1)) if match else None
 
 
+def _version(root, names):
+    """The first of ``names`` present, without a trailing ``[Deprecated; ...]`` note.
+
+    Drivers 610 and later print ``KMD Version`` / ``CUDA UMD Version`` and mark ``Driver Version``
+    / ``CUDA Version`` ``[Deprecated; will be removed in CUDA 14.0. ...]`` (the ``-q`` text of
+    tests/fixtures/real/public/smi_kmd_21); the XML element names ``kmd_version`` and
+    ``cuda_umd_version`` are assumed from those labels (no 610 ``-q -x`` capture yet).
+    """
+    for name in names:
+        value = _text(root, name)
+        if value:
+            value = re.sub(r"\s*\[.*$", "", value).strip()
+            if value:
+                return value
+    return None
+
+
 def _mode(value):
     """Enabled/Disabled as printed; N/A, None and anything else -> None."""
     if value in ("Enabled", "Disabled"):
@@ -294,8 +311,8 @@ def parse_query_xml(text: Optional[str], source: str = "nvidia-smi -q -x") -> Di
         warnings.append("%s: attached_gpus is %d but the output has %d <gpu> block(s)"
                         % (source, attached, len(gpus)))
     return {
-        "driver_version": _text(root, "driver_version"),
-        "cuda_driver_version": _text(root, "cuda_version"),
+        "driver_version": _version(root, ("kmd_version", "driver_version")),
+        "cuda_driver_version": _version(root, ("cuda_umd_version", "cuda_version")),
         "attached_gpus": attached,
         "gpus": gpus,
         "messages": [line.strip() for line in (raw[:start] + "\n" + raw[end:]).split("\n")

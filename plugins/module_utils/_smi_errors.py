@@ -23,8 +23,11 @@ from typing import List, Optional, Tuple
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._pci_bus import nvsmi_bus_id
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Every spelling seen (tests/fixtures/real/public/smi_handle_*, smi_fail_09): "for GPU 0000:09:00.0: Unknown
+# Error", "for GPU0000:07:00.0: ..." (no blank), "for GPU1: 0000:34:00.0: ..." (the index, driver 610),
+# "for gpu 0000:01:00.0: Not Found" (lower case, open modules 515), 8-digit domains, "GPU is lost."
 _HANDLE_ERROR_RE = re.compile(
-    r"Unable to determine the device handle for GPU\s*"
+    r"Unable to determine the device handle for GPU\s*(?:(\d{1,3})\s*:\s+)?"
     r"((?:[0-9A-Fa-f]{1,8}:)?[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}\.[0-7])\s*:\s*(.*\S)",
     re.IGNORECASE)
 # Host-level failures: nvidia-smi could not talk to NVML / the driver, or saw no device at all.
@@ -128,16 +131,23 @@ def find_handle_errors(text: Optional[str]) -> List[Tuple[str, str]]:
     """Return ``[(bus_id, message)]`` for ``Unable to determine the device handle for GPU ...``.
 
     ``bus_id`` is normalised to nvidia-smi's spelling (``00000000:09:00.0``); ``message`` is the
-    whole line as printed. Spellings seen: ``for GPU 0000:09:00.0: Unknown Error`` and
-    ``for GPU0000:65:00.0: Unknown Error``.
+    whole line as printed. Spellings seen: ``for GPU 0000:09:00.0: Unknown Error``,
+    ``for GPU0000:65:00.0: Unknown Error``, ``for GPU1: 0000:34:00.0: Unknown Error`` (the index
+    is read by ``handle_error_index``), ``for gpu 0000:01:00.0: Not Found``.
     """
     found = []
     for line in output_lines(text):
         match = _HANDLE_ERROR_RE.search(line)
         if match:
             try:
-                bus = nvsmi_bus_id(match.group(1))
+                bus = nvsmi_bus_id(match.group(2))
             except ValueError:
                 continue
             found.append((bus, line.strip()))
     return found
+
+
+def handle_error_index(message: str) -> Optional[int]:
+    """The GPU index a handle error names before the bus id (``for GPU1: 0000:34:00.0``), else None."""
+    match = _HANDLE_ERROR_RE.search(message or "")
+    return int(match.group(1)) if match and match.group(1) is not None else None

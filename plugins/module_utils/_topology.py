@@ -40,6 +40,7 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors
     TruncatedOutputError,
     detect_smi_failure,
     find_handle_errors,
+    handle_error_index,
     is_handle_error,
     is_known_message,
     output_lines,
@@ -292,6 +293,11 @@ def _gpu_entries(qx, handle_errors, warnings):
         entries.sort(key=lambda entry: bus_sort_key(entry["pci_bus_id"]))
     elif failed_only:
         warnings.extend(handle_errors[bus] for bus in failed_only)
+    for position, entry in enumerate(entries):
+        named = handle_error_index(handle_errors.get(entry["pci_bus_id"]) or "")
+        if named is not None and named != position:
+            warnings.append("nvidia-smi names GPU %s index %d but it is GPU %d in PCI bus order; "
+                            "indices follow the bus order" % (entry["pci_bus_id"], named, position))
     return entries, failed_only
 
 

@@ -33,7 +33,12 @@ description:
     mismatch), C(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver),
     C(No devices were found), empty or truncated output."
   - A C(Unable to determine the device handle for GPU ...) error marks only that GPU
-    C(healthy=false) and keeps the others.
+    C(healthy=false), with the tool's words as its C(reason), keeps it at its index (PCI bus order)
+    and keeps the others. Every spelling seen in public reports is read, on stdout or stderr of any
+    call - C(for GPU 0000:09:00.0), C(for GPU0000:07:00.0), C(for GPU1: 0000:34:00.0) (driver 610),
+    C(for gpu 0000:01:00.0: Not Found), 4- or 8-digit PCI domains.
+  - C(driver_version) and C(cuda_driver_version) read C(KMD Version) / C(CUDA UMD Version) where the
+    driver prints them (610 and later) and drop the C([Deprecated; ...]) note of the old labels.
   - Output that none of the known formats explains fails the task with a message naming the command,
     the line number and the line, rather than returning wrong facts.
 author:

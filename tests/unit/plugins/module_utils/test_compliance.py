@@ -618,3 +618,14 @@ def test_no_systemd_fails(booted, systemctl, pid1, actual):
     f = only(c.check_systemd(H, booted, systemctl, pid1), "fail")
     assert f["actual"] == actual and f["severity"] == "fail"
     assert f["remediation"].startswith("The vLLM instances run as systemd units")
+
+
+def test_retired_pages_na_on_real_h200_is_unknown_not_zero():
+    facts = build_gpu_topology({"qx": fixture_text("real/h200x2_nvlink/q_x.out"),
+                                "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
+    remap = [f for f in c.check_ecc(H, facts) if f["id"] == "ecc_remap"]
+    assert [f["actual"] for f in remap] == ["none pending, retired pages unknown (nvidia-smi: N/A)"] * 2
+    one = dict(facts["gpus"][0])
+    one["ecc"] = dict(one["ecc"], retired_pages_single_bit=2)
+    f = [x for x in c.check_ecc(H, {"gpus": [one]}, retired_pages_max=3) if x["id"] == "ecc_remap"][0]
+    assert f["actual"] == "none pending, 2 retired pages (double-bit count N/A)"
