@@ -52,6 +52,7 @@ __all__ = [
     "check_driver",
     "check_gpu_devices",
     "check_gpu_count",
+    "check_persistence",
     "check_ecc",
     "check_nvlink",
     "check_fabric_manager",
@@ -76,6 +77,7 @@ CHECKS = {
     "ecc_mode": "ECC enabled on every GPU",
     "ecc_uncorrectable": "no uncorrectable ECC errors",
     "ecc_remap": "no pending or failed row remapping, retired pages under the threshold",
+    "persistence_mode": "persistence mode on for every GPU (nvidia-persistenced)",
     "nvlink": "NVLinks of every planned tensor-parallel group active",
     "fabric_manager": "NVIDIA Fabric Manager running on NVSwitch systems",
     "kernel_log": "no Xid events or GPUs fallen off the bus in the kernel log",
@@ -212,6 +214,52 @@ def check_gpu_devices(host, nodes, impostors=(), topology=None, dev_dir="/dev", 
     return out
 
 
+_COUNT_NAMES = (("qx", "nvidia-smi -q -x"), ("topo", "nvidia-smi topo -m"), ("list", "nvidia-smi -L"),
+                ("sysfs", "sysfs (NVIDIA display/3D PCI functions)"))
+
+
+def _count_disagreement(host, topology, facts_count):
+    """A failing finding when the sources of the facts show different GPU counts."""
+    sources = topology.get("gpu_count_sources") or {}
+    seen = [(name, sources[key]) for key, name in _COUNT_NAMES if sources.get(key) is not None]
+    if len(set(count for _name, count in seen)) <= 1:
+        return []
+    return [finding("gpu_count", "fail", host, "every source shows the same GPUs",
+                    ", ".join("%s %d" % item for item in seen),
+                    "A GPU the kernel sees but nvidia-smi does not show (or the other way round) is "
+                    "not usable and shifts the indices the plan binds to: check `lspci -d 10de:`, "
+                    "`nvidia-smi -L` and the kernel log (Xid 79, fallen off the bus), then reset or "
+                    "service the GPU. The facts list %d GPU(s)." % facts_count,
+                    subject="GPU count by source")]
+
+
+def check_persistence(host, topology, daemon_running=None):
+    """Persistence mode on every GPU (the driver keeps the GPUs initialised between processes);
+    ``daemon_running``: whether nvidia-persistenced runs (None: unknown)."""
+    expected = "persistence mode Enabled (nvidia-persistenced)"
+    gpus = (topology or {}).get("gpus") or []
+    if not gpus:
+        return [_na("persistence_mode", host, expected, "no GPU facts")]
+    modes = [(gpu.get("index"), gpu.get("persistence_mode")) for gpu in gpus]
+    off = [str(index) for index, mode in modes if mode == "Disabled"]
+    unknown = [str(index) for index, mode in modes if mode is None]
+    daemon = {True: "nvidia-persistenced running", False: "nvidia-persistenced not running",
+              None: "nvidia-persistenced state unknown"}[daemon_running]
+    if off:
+        return [finding("persistence_mode", "fail", host, expected,
+                        "Disabled on GPU %s; %s" % (",".join(off), daemon),
+                        "Without persistence the driver tears the GPUs down whenever no process holds "
+                        "them: every vLLM start pays the initialisation and NVSwitch hosts lose their "
+                        "fabric state. Enable and start nvidia-persistenced (`systemctl enable --now "
+                        "nvidia-persistenced`); `nvidia-smi -pm 1` is the deprecated fallback.")]
+    if len(unknown) == len(modes):
+        return [_na("persistence_mode", host, expected, "N/A on every GPU")]
+    return [finding("persistence_mode", "pass", host, expected,
+                    "Enabled on %d GPU(s)%s; %s" % (
+                        len(modes) - len(unknown),
+                        " (N/A on GPU %s)" % ",".join(unknown) if unknown else "", daemon))]
+
+
 def check_gpu_count(host, topology, expected_count):
     """``gpu_count`` healthy GPUs, equal to ``expected_count`` when that is set (> 0)."""
     if not topology or not topology.get("available"):
@@ -228,6 +276,7 @@ def check_gpu_count(host, topology, expected_count):
                            "log (Xid), then reset or service the GPU."
                            % (gpu.get("index"), gpu.get("pci_bus_id"), gpu.get("pci_bus_id")),
                            subject="GPU %s" % gpu.get("index")))
+    out.extend(_count_disagreement(host, topology, len(gpus)))
     actual = "%d GPU(s), %d healthy" % (len(gpus), healthy)
     if expected_count and healthy != expected_count:
         out.append(finding("gpu_count", "fail", host, expected_count, actual,

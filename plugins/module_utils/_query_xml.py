@@ -70,6 +70,11 @@ def _version(root, names):
     return None
 
 
+def _na_none(value):
+    """The value as printed, None for ``N/A`` (and absent)."""
+    return None if value in (None, "N/A") else value
+
+
 def _mode(value):
     """Enabled/Disabled as printed; N/A, None and anything else -> None."""
     if value in ("Enabled", "Disabled"):
@@ -185,6 +190,9 @@ def _xml_gpu(gpu, warnings, source):
         "minor_number": int(minor) if minor and minor.isdigit() else None,
         "memory_total_mib": _int_with_unit(_text(gpu, "fb_memory_usage/total")),
         "mig_mode": _mode(_text(gpu, "mig_mode/current_mig")),
+        "persistence_mode": _mode(_text(gpu, "persistence_mode")),
+        "fabric": {"state": _na_none(_text(gpu, "fabric/state")),
+                   "status": _na_none(_text(gpu, "fabric/status"))},
         "mig_device_count": len(gpu.findall("mig_devices/mig_device")),
         "mig_devices": _xml_mig_devices(gpu),
         "ecc": _xml_ecc(gpu),
@@ -229,7 +237,7 @@ def empty_gpu_entry(bus: Optional[str], reason: Optional[str]) -> Dict[str, Any]
     """A GPU entry with every ``-q -x`` value unknown (a GPU only a handle error names)."""
     return {"name": None, "uuid": None, "pci_bus_id": bus, "minor_number": None,
             "memory_total_mib": None, "mig_mode": None, "mig_device_count": 0,
-            "mig_devices": [],
+            "mig_devices": [], "persistence_mode": None, "fabric": {"state": None, "status": None},
             "ecc": {"mode": None, "volatile_uncorrected": None, "volatile_corrected": None,
                     "aggregate_uncorrected": None, "aggregate_corrected": None,
                     "retired_pages_single_bit": None, "retired_pages_double_bit": None,

@@ -18,6 +18,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import re
 from typing import Any, Dict, List, Optional
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._cpulist import parse_cpulist
@@ -53,8 +54,10 @@ COMMANDS = {
     "qx": ["-q", "-x"],
     "topo": ["topo", "-m"],
     "nvlink": ["nvlink", "-s"],
+    "list": ["-L"],
 }
-_KEYS = ("qx", "topo", "nvlink")
+_KEYS = ("qx", "topo", "nvlink", "list")
+_LIST_GPU_RE = re.compile(r"^GPU (\d+): ")
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,6 +99,9 @@ class _Unavailable(Exception):
         self.warnings = warnings
 
 
+_COUNT_SOURCES = ("qx", "topo", "list", "sysfs")
+
+
 def unavailable_topology(reason: str, warnings: Optional[List[str]] = None) -> Dict[str, Any]:
     """The ``gpu_topology`` facts of a host that cannot serve (no tool, no driver, no GPU)."""
     return {
@@ -110,6 +116,7 @@ def unavailable_topology(reason: str, warnings: Optional[List[str]] = None) -> D
         "nvlink_islands": [],
         "numa_nodes": [],
         "nics": [],
+        "gpu_count_sources": dict((key, None) for key in _COUNT_SOURCES),
         "warnings": list(warnings or []),
     }
 
@@ -375,6 +382,8 @@ def _gpu_fact(index, entry, row, sysfs, warnings):
         "healthy": entry["healthy"],
         "reason": entry["reason"],
         "mig_mode": entry["mig_mode"],
+        "persistence_mode": entry["persistence_mode"],
+        "fabric": entry["fabric"],
         "mig_device_count": entry["mig_device_count"],
         "mig_devices": entry["mig_devices"],
         "ecc": entry["ecc"],
@@ -475,6 +484,34 @@ def _numa_nodes(gpus, sysfs, warnings):
     return [numa_nodes[key] for key in sorted(numa_nodes)]
 
 
+def _count_sources(norm, qx, topo, sysfs, failed_only, gpus, warnings):
+    """How many GPUs each source shows (None: not read) and a warning when one disagrees.
+
+    A GPU known only from a handle error is added to the nvidia-smi sources, which cannot show
+    it; sysfs (NVIDIA PCI functions of class 0x0300/0x0302) counts every GPU the kernel sees.
+    """
+    listed = None
+    if norm.get("list") is not None and norm["list"].rc == 0:
+        listed = sum(1 for line in output_lines(norm["list"].stdout) if _LIST_GPU_RE.match(line))
+    sysfs_gpus = (sysfs or {}).get("nvidia_gpus")
+    counts = {
+        "qx": len(qx["gpus"]) + len(failed_only) if qx is not None else None,
+        "topo": len(topo["gpus"]) + len(failed_only) if topo is not None else None,
+        "list": listed + len(failed_only) if listed is not None else None,
+        "sysfs": len(sysfs_gpus) if sysfs_gpus is not None else None,
+    }
+    names = {"qx": _command("qx"), "topo": _command("topo"), "list": _command("list"),
+             "sysfs": "sysfs NVIDIA display/3D PCI functions"}
+    seen = dict((key, value) for key, value in counts.items() if value is not None)
+    if len(set(seen.values())) > 1:
+        warnings.append("GPU count differs between sources: %s; the facts list %d GPU(s). A GPU "
+                        "the kernel sees but nvidia-smi does not show is not usable (or, in a "
+                        "container given some of the host's GPUs, sysfs still shows them all)" % (
+                            ", ".join("%s %d" % (names[key], seen[key]) for key in _COUNT_SOURCES
+                                      if key in seen), len(gpus)))
+    return counts
+
+
 # --------------------------------------------------------------------------------------------
 # The driver
 # --------------------------------------------------------------------------------------------
@@ -524,10 +561,11 @@ def _build(results, sysfs):
     links, nics = _links_and_nics(slots, topo)
     _attach_nvlinks(gpus, nvlink, warnings)
     numa_nodes = _numa_nodes(gpus, sysfs, warnings)
-    return _facts(qx, gpus, links, nics, numa_nodes, warnings)
+    counts = _count_sources(norm, qx, topo, sysfs, failed_only, gpus, warnings)
+    return _facts(qx, gpus, links, nics, numa_nodes, counts, warnings)
 
 
-def _facts(qx, gpus, links, nics, numa_nodes, warnings):
+def _facts(qx, gpus, links, nics, numa_nodes, counts, warnings):
     healthy = [gpu for gpu in gpus if gpu["healthy"]]
     reason = None
     if not healthy:
@@ -545,5 +583,6 @@ def _facts(qx, gpus, links, nics, numa_nodes, warnings):
         "nvlink_islands": nvlink_islands(links),
         "numa_nodes": numa_nodes,
         "nics": nics,
+        "gpu_count_sources": counts,
         "warnings": warnings,
     }

@@ -30,13 +30,13 @@ def read_text(path):
 
 
 def run_nvidia_smi(run, smi):
-    """Run the (at most three) nvidia-smi calls, in order ``qx``, ``topo``, ``nvlink``.
+    """Run the (at most four) nvidia-smi calls, in order ``qx``, ``topo``, ``nvlink``, ``list``.
 
     Returns ``{key: {"rc", "stdout", "stderr"}}``; stops after the first call whose output is a
     host-level failure (NVML, driver, no devices), which every later call would repeat.
     """
     results = {}
-    for key in ("qx", "topo", "nvlink"):
+    for key in ("qx", "topo", "nvlink", "list"):
         rc, out, err = run([smi] + COMMANDS[key])
         results[key] = {"rc": rc, "stdout": out, "stderr": err}
         if detect_smi_failure(out + "\n" + err):
@@ -66,4 +66,18 @@ def read_sysfs(sysfs_root, bus_ids):
             text = read_text(os.path.join(path, "cpulist"))
             if text is not None:
                 nodes[int(suffix)] = text
-    return {"pci": pci, "nodes": nodes}
+    return {"pci": pci, "nodes": nodes, "nvidia_gpus": nvidia_gpus(sysfs_root)}
+
+
+def nvidia_gpus(sysfs_root):
+    """Sysfs names of the NVIDIA PCI functions of class display VGA (0x0300) or 3D (0x0302): the
+    GPUs the kernel sees, whatever nvidia-smi shows (NVSwitches are 0x0680, audio 0x0403). None
+    when the tree shows no NVIDIA function at all: then sysfs says nothing (a tree without the
+    vendor/class files, a restricted /sys), while a driver that answers proves a GPU is there."""
+    found = []
+    for device in sorted(glob.glob(os.path.join(sysfs_root, "bus", "pci", "devices", "*"))):
+        vendor = (read_text(os.path.join(device, "vendor")) or "").strip().lower()
+        klass = (read_text(os.path.join(device, "class")) or "").strip().lower()
+        if vendor == "0x10de" and klass[:6] in ("0x0300", "0x0302"):
+            found.append(os.path.basename(device))
+    return found or None

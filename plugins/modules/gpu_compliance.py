@@ -245,8 +245,8 @@ findings:
   contains:
     id:
       description: Check id (C(gpu_driver), C(gpu_devices), C(gpu_count), C(ecc_mode), C(ecc_uncorrectable),
-        C(ecc_remap), C(nvlink), C(fabric_manager), C(kernel_log), C(layout), C(packages),
-        C(nccl_effective), C(sysctl), C(governor), C(logrotate), C(cron), C(systemd), C(units)).
+        C(ecc_remap), C(persistence_mode), C(nvlink), C(fabric_manager), C(kernel_log), C(layout), C(packages),
+        C(nccl_effective), C(sysctl), C(governor), C(logrotate), C(cron), C(systemd), C(units), C(vllm_stack)).
       type: str
     check:
       description: One-line title of the check.
@@ -686,6 +686,12 @@ def _nvlink(run):
     return checks.check_nvlink(run.host, run.topology, instances)
 
 
+def _persistence(run):
+    state = run.g.systemctl("is-active", "nvidia-persistenced") if run.g.has_systemd else None
+    running = None if state is None else state == "active"
+    return checks.check_persistence(run.host, run.topology, running)
+
+
 def _fabric_manager(run):
     state = run.g.systemctl("is-active", "nvidia-fabricmanager") if run.g.has_systemd else None
     return checks.check_fabric_manager(run.host, run.topology, state)
@@ -809,7 +815,7 @@ def _vllm_stack(run):
     return stack_of.check_vllm_stack(run.host, reading)
 
 
-STEPS = (_gpus, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
+STEPS = (_gpus, _persistence, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
          _housekeeping, _systemd, _units, _vllm_stack)
 
 

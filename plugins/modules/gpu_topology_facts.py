@@ -14,8 +14,8 @@ module: gpu_topology_facts
 short_description: Gather NVIDIA GPU, NVLink, PCIe and NUMA topology as facts
 version_added: 0.1.0
 description:
-  - Runs C(nvidia-smi -q -x), C(nvidia-smi topo -m) and C(nvidia-smi nvlink -s) (at most these
-    three calls, with C(LC_ALL=C)) and reads the GPUs' NUMA node and local CPU list from sysfs,
+  - Runs C(nvidia-smi -q -x), C(nvidia-smi topo -m), C(nvidia-smi nvlink -s) and C(nvidia-smi -L) (at
+    most these four calls, with C(LC_ALL=C)) and reads the GPUs' NUMA node and local CPU list from sysfs,
     then returns one fact, C(ansible_facts.gpu_topology).
   - GPU index is the order of the GPU rows of C(topo -m) and of the C(<gpu>) blocks of C(-q -x)
     (both are NVML index order); the sources are matched by index, by PCI bus id (sysfs) and by
@@ -32,11 +32,14 @@ description:
     quotes the tool - nvidia-smi missing, C(Failed to initialize NVML: Driver/library version
     mismatch), C(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver),
     C(No devices were found), empty or truncated output."
-  - A C(Unable to determine the device handle for GPU ...) error marks only that GPU
+  - "A C(Unable to determine the device handle for GPU ...) error marks only that GPU
     C(healthy=false), with the tool's words as its C(reason), keeps it at its index (PCI bus order)
     and keeps the others. Every spelling seen in public reports is read, on stdout or stderr of any
     call - C(for GPU 0000:09:00.0), C(for GPU0000:07:00.0), C(for GPU1: 0000:34:00.0) (driver 610),
-    C(for gpu 0000:01:00.0: Not Found), 4- or 8-digit PCI domains.
+    C(for gpu 0000:01:00.0: Not Found), 4- or 8-digit PCI domains."
+  - The GPU count of every source - C(-q -x), C(topo -m), C(nvidia-smi -L) and the NVIDIA display/3D
+    PCI functions in sysfs - is returned in C(gpu_count_sources); when they disagree a warning says
+    so (a GPU known only from a handle error counts for the nvidia-smi sources).
   - C(driver_version) and C(cuda_driver_version) read C(KMD Version) / C(CUDA UMD Version) where the
     driver prints them (610 and later) and drop the C([Deprecated; ...]) note of the old labels.
   - Output that none of the known formats explains fails the task with a message naming the command,
@@ -224,6 +227,17 @@ ansible_facts:
               description: Current MIG mode - C(Enabled), C(Disabled), or null when not supported.
               type: str
               sample: Disabled
+            persistence_mode:
+              description: Persistence mode from C(-q -x) - C(Enabled), C(Disabled), or null (N/A, unknown).
+              type: str
+              sample: Enabled
+            fabric:
+              description:
+                - The GPU's NVLink fabric as C(-q -x) reports it (NVSwitch systems, Hopper and later) -
+                  C(state) (C(Completed), C(In Progress), C(Not Started), ...) and C(status) (C(Success), ...).
+                - Both null where nvidia-smi prints C(N/A) (no fabric, e.g. one GPU in a VM).
+              type: dict
+              sample: {"state": "Completed", "status": "Success"}
             mig_device_count:
               description: Number of MIG devices (instances) listed for the GPU; always the
                 length of C(mig_devices).
@@ -440,6 +454,15 @@ ansible_facts:
               description: C(topo -m) code from each GPU to this NIC, by GPU index.
               type: list
               elements: str
+        gpu_count_sources:
+          description:
+            - How many GPUs each source shows - C(qx) (C(-q -x) GPU blocks), C(topo) (C(topo -m) rows),
+              C(list) (C(nvidia-smi -L)), C(sysfs) (NVIDIA PCI functions of class 0x0300/0x0302); null for a
+              source that was not read. A GPU known only from a handle error is counted for the nvidia-smi
+              sources. The compliance check C(gpu_count) fails when they differ.
+          type: dict
+          returned: always
+          sample: {"qx": 1, "topo": 1, "list": 1, "sysfs": 1}
         warnings:
           description: Things worth a look that did not stop the facts (disagreeing sources,
             inactive NVLinks, GPUs missing from an output, rc != 0 with usable output).

@@ -251,8 +251,36 @@ def test_fault_gpu_missing(tmp_path, fault):
     assert proc.returncode != 0
     ids = failing(host_report)
     assert ("gpu_count", "host", "5 GPU(s), 5 healthy") in ids
+    # nothing said the GPU is gone, but the kernel still sees it: the count by source disagrees
+    assert ("gpu_count", "GPU count by source", "nvidia-smi -q -x 5, nvidia-smi topo -m 5, nvidia-smi -L 5, "
+            "sysfs (NVIDIA display/3D PCI functions) 6") in ids
     # GPU 5 was part of instance n1-0's TP group
     assert ("nvlink", "TP group n1-0 (GPUs 4,5)", "GPU 5 not found") in ids
+
+
+@pytest.mark.parametrize("spelling, line", [
+    ("plain", "Unable to determine the device handle for GPU 0000:4b:00.0: Unknown Error"),
+    ("indexed", "Unable to determine the device handle for GPU2: 0000:4B:00.0: Unknown Error"),
+])
+def test_fault_gpu_dead_keeps_its_index(tmp_path, fault, spelling, line):
+    fault("gpu-dead", "2", spelling)
+    proc, report, host_report = compliance(tmp_path)
+    assert proc.returncode != 0
+    assert failing(host_report) == [("gpu_count", "GPU 2", line), ("gpu_count", "host", "6 GPU(s), 5 healthy")]
+
+
+@pytest.mark.parametrize("kind, actual", [
+    ("nvlink5", "Xid 149 (NVLINK_NETIR_ERROR) on GPU 0000:4b:00: NVRM: Xid (PCI:0000:4b:00): 149, NETIR_LINK_EVT  "
+                "Fatal   XC0 i0 Link 01 (0x021425c6 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)"),
+    ("caused-by", "Xid 45 (ROBUST_CHANNEL_PREEMPTIVE_REMOVAL) on GPU 0000:4b:00: NVRM: Xid (PCI:0000:4b:00): 45, "
+                  "pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149 "
+                  "[root cause Xid 149 (NVLINK_NETIR_ERROR)]"),
+])
+def test_fault_nvlink_xid(tmp_path, fault, kind, actual):
+    fault("xid", "2", kind)
+    proc, report, host_report = compliance(tmp_path)
+    assert proc.returncode != 0
+    assert failing(host_report) == [("kernel_log", "GPU 0000:4b:00", actual)]
 
 
 def test_fault_ecc_uncorrectable(tmp_path, fault):

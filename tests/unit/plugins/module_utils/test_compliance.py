@@ -629,3 +629,37 @@ def test_retired_pages_na_on_real_h200_is_unknown_not_zero():
     one["ecc"] = dict(one["ecc"], retired_pages_single_bit=2)
     f = [x for x in c.check_ecc(H, {"gpus": [one]}, retired_pages_max=3) if x["id"] == "ecc_remap"][0]
     assert f["actual"] == "none pending, 2 retired pages (double-bit count N/A)"
+
+
+def test_persistence_mode():
+    facts = build_gpu_topology({"qx": fixture_text("real/h200x2_nvlink/q_x.out"),
+                                "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
+    assert [g["persistence_mode"] for g in facts["gpus"]] == ["Enabled", "Enabled"]
+    f = only(c.check_persistence(H, facts, False), "pass")
+    assert f["actual"] == "Enabled on 2 GPU(s); nvidia-persistenced not running"
+    # PLANTED: the real capture with GPU 1's persistence turned off (smi_persist_20 shows Off on 8x H100)
+    off = build_gpu_topology({"qx": fixture_text("real/h200x2_nvlink/q_x.out").replace(
+        "<persistence_mode>Enabled</persistence_mode>", "<persistence_mode>Disabled</persistence_mode>", 2).replace(
+        "<persistence_mode>Disabled</persistence_mode>", "<persistence_mode>Enabled</persistence_mode>", 1),
+        "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
+    f = only(c.check_persistence(H, off, None), "fail")
+    assert f["actual"] == "Disabled on GPU 1; nvidia-persistenced state unknown"
+    assert "systemctl enable --now nvidia-persistenced" in f["remediation"]
+    only(c.check_persistence(H, {"gpus": []}), "not_applicable")
+
+
+def test_gpu_count_sources_disagree():
+    # a GPU the kernel sees (sysfs) that nvidia-smi does not show, without any handle error
+    sysfs = {"pci": {}, "nodes": {}, "nvidia_gpus": ["0000:00:06.0", "0000:00:07.0", "0000:00:08.0"]}
+    results = {"qx": fixture_text("real/h200x2_nvlink/q_x.out"), "topo": fixture_text("real/h200x2_nvlink/topo_m.out"),
+               "list": fixture_text("real/h200x2_nvlink/smi_L.out")}
+    facts = build_gpu_topology(results, sysfs)
+    assert facts["gpu_count_sources"] == {"qx": 2, "topo": 2, "list": 2, "sysfs": 3}
+    assert any(w.startswith("GPU count differs between sources: nvidia-smi -q -x 2, nvidia-smi topo -m 2, "
+                            "nvidia-smi -L 2, sysfs NVIDIA display/3D PCI functions 3;") for w in facts["warnings"])
+    fails = [f for f in c.check_gpu_count(H, facts, 2) if f["status"] == "fail"]
+    assert [f["actual"] for f in fails] == [
+        "nvidia-smi -q -x 2, nvidia-smi topo -m 2, nvidia-smi -L 2, sysfs (NVIDIA display/3D PCI functions) 3"]
+    sysfs["nvidia_gpus"] = sysfs["nvidia_gpus"][:2]
+    facts = build_gpu_topology(results, sysfs)
+    assert [f["status"] for f in c.check_gpu_count(H, facts, 2)] == ["pass"]

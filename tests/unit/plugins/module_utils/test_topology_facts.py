@@ -36,7 +36,7 @@ HANDLE_ERROR = "Unable to determine the device handle for GPU 0000:09:00.0: Unkn
 
 CONTRACT_KEYS = {"available", "reason", "driver_version", "cuda_driver_version", "gpu_count",
                  "gpus", "links", "link_class", "nvlink_islands", "numa_nodes", "nics",
-                 "warnings"}
+                 "gpu_count_sources", "warnings"}
 GPU_CONTRACT_KEYS = {"index", "name", "uuid", "pci_bus_id", "memory_total_mib", "numa_node",
                      "cpu_affinity", "healthy", "reason", "mig_mode", "nvlinks"}
 

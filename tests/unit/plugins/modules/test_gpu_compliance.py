@@ -23,7 +23,8 @@ from ansible_collections.gpu_fleet.vllm_serving.tests.unit.conftest import fixtu
 
 TOPOLOGY = json.loads(fixture_text("real/h200x2_nvlink/results/gpu_topology_facts.json"))
 QWEN7B = json.loads(fixture_text("models/Qwen2.5-7B-Instruct/config.json"))
-CATALOG_ORDER = ["gpu_driver", "gpu_devices", "gpu_count", "ecc_mode", "ecc_uncorrectable", "ecc_remap", "nvlink",
+CATALOG_ORDER = ["gpu_driver", "gpu_devices", "gpu_count", "ecc_mode", "ecc_uncorrectable", "ecc_remap", "persistence_mode",
+                 "nvlink",
                  "fabric_manager", "kernel_log", "layout", "packages", "nccl_effective", "sysctl", "governor",
                  "logrotate", "cron", "systemd", "units", "vllm_stack"]
 

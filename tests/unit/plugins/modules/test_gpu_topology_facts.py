@@ -116,7 +116,7 @@ def test_h200_vm(tmp_path):
     assert facts["numa_nodes"] == [{"id": 0, "cpus": list(range(16)), "gpus": [0]}]
     assert facts["warnings"] == []
     calls = host.calls()
-    assert [call["argv"] for call in calls] == [["-q", "-x"], ["topo", "-m"], ["nvlink", "-s"]]
+    assert [call["argv"] for call in calls] == [["-q", "-x"], ["topo", "-m"], ["nvlink", "-s"], ["-L"]]
     assert all(call["lc_all"] == "C" for call in calls)
 
 
@@ -127,7 +127,7 @@ def test_nvidia_smi_found_on_path_and_check_mode(tmp_path):
     assert proc.returncode == 0, result
     assert result["changed"] is False
     assert result["ansible_facts"]["gpu_topology"]["gpus"][0]["name"] == "NVIDIA H200"
-    assert len(host.calls()) == 3
+    assert len(host.calls()) == 4  # -q -x, topo -m, nvlink -s, -L
 
 
 def test_sysfs_cpulist_differs_from_topo_and_sysfs_numa_wins(tmp_path):
