@@ -439,17 +439,70 @@ def is_nvswitch_system(topology):
                for i in range(count) for j in range(count) if i != j)
 
 
-def check_fabric_manager(host, topology, fm_state):
-    """``fm_state``: output of ``systemctl is-active nvidia-fabricmanager`` or None (no systemd)."""
-    if not is_nvswitch_system(topology):
+_FM_FIX = ("Install NVIDIA Fabric Manager at exactly the driver's version (nvidia-fabricmanager-<branch>, "
+           "e.g. nvidia-fabricmanager-535 %s) and `systemctl enable --now nvidia-fabricmanager`; wait until "
+           "`nvidia-smi -q` shows Fabric State Completed on every GPU. Without it CUDA on NVSwitch systems "
+           "fails with error 802 'system not yet initialized' (log signature cuda_system_not_initialized).")
+
+
+def _fabric_states(topology):
+    """[(index, state, status)] of the GPUs whose -q -x fabric section says something (not N/A)."""
+    return [(gpu.get("index"), (gpu.get("fabric") or {}).get("state"), (gpu.get("fabric") or {}).get("status"))
+            for gpu in (topology or {}).get("gpus") or [] if (gpu.get("fabric") or {}).get("state")]
+
+
+def _fm_package_problem(driver, fm_packages):
+    """Why the installed Fabric Manager package does not match the driver, or None."""
+    if fm_packages is None:
+        return None  # no dpkg: the service state decides
+    if not fm_packages:
+        return "no nvidia-fabricmanager package installed"
+    wrong = ["%s %s" % (name, version) for name, version in sorted(fm_packages.items())
+             if driver and version.split("-")[0] != driver]
+    if wrong:
+        return "%s installed for driver %s (Fabric Manager refuses to start: 'driver interface version ... " \
+               "don't match with driver version')" % (", ".join(wrong), driver)
+    return None
+
+
+def check_fabric_manager(host, topology, fm_state, nvswitch_devices=None, fm_packages=None):
+    """NVSwitch fabric ready: Fabric Manager installed at the driver's version and active where this
+    host holds NVSwitches, and every GPU's fabric state Completed.
+
+    ``fm_state``: ``systemctl is-active nvidia-fabricmanager`` (None: no systemd);
+    ``nvswitch_devices``: entries of /proc/driver/nvidia-nvswitch/devices/ (None: not readable);
+    ``fm_packages``: {package: version} of the installed nvidia-fabricmanager* packages (None: no dpkg).
+    An NVSwitch system is one with local NVSwitch devices, or 8+ GPUs all-to-all NV# (HGX/DGX);
+    a VM given a slice of one sees no NVSwitch but its GPUs' fabric state (managed outside it).
+    """
+    states = _fabric_states(topology)
+    not_ready = ["GPU %s %s%s" % (index, state, "/%s" % status if status else "")
+                 for index, state, status in states if state != "Completed"]
+    local = bool(nvswitch_devices)
+    if not (local or is_nvswitch_system(topology)):
+        if not_ready:
+            return [finding("fabric_manager", "fail", host, "Fabric State Completed on every GPU",
+                            "; ".join(not_ready), _FM_FIX % (topology or {}).get("driver_version"))]
+        if states:
+            return [finding("fabric_manager", "pass", host, "Fabric State Completed on every GPU",
+                            "Completed on %d GPU(s); no NVSwitch device on this host (the fabric is "
+                            "managed outside it, e.g. by the hypervisor)" % len(states))]
         return [_na("fabric_manager", host, "active on NVSwitch systems",
-                    "not an NVSwitch system (fewer than 8 GPUs or not all-to-all NV#)")]
-    if fm_state == "active":
-        return [finding("fabric_manager", "pass", host, "active", fm_state)]
-    return [finding("fabric_manager", "fail", host, "active", fm_state or "unknown (no systemd)",
-                    "Install nvidia-fabricmanager matching the driver version exactly and "
-                    "`systemctl enable --now nvidia-fabricmanager`; without it CUDA on NVSwitch "
-                    "systems fails with 'system not yet initialized'.")]
+                    "not an NVSwitch system (no NVSwitch device, fewer than 8 GPUs or not all-to-all NV#)")]
+    driver = (topology or {}).get("driver_version")
+    problems = []
+    if fm_state != "active":
+        problems.append("nvidia-fabricmanager %s" % (fm_state or "state unknown (no systemd)"))
+    package = _fm_package_problem(driver, fm_packages)
+    if package:
+        problems.append(package)
+    problems.extend(not_ready)
+    expected = "nvidia-fabricmanager %s active, Fabric State Completed on every GPU" % (driver or "<driver>")
+    if problems:
+        return [finding("fabric_manager", "fail", host, expected, "; ".join(problems), _FM_FIX % driver)]
+    return [finding("fabric_manager", "pass", host, expected, "active%s%s" % (
+        ", %s" % ", ".join("%s %s" % item for item in sorted((fm_packages or {}).items())) if fm_packages else "",
+        ", Completed on %d GPU(s)" % len(states) if states else ""))]
 
 
 # --- kernel log -------------------------------------------------------------------------------

@@ -463,6 +463,21 @@ class Gatherer(object):
                 return installed, readings_of.parse_showhold(out)
         return installed, dpkg_holds
 
+    def nvswitch_devices(self, root="/proc/driver/nvidia-nvswitch/devices"):
+        """Entries of the driver's NVSwitch device directory; None when it cannot be read."""
+        try:
+            return sorted(os.listdir(root))
+        except OSError:
+            return None
+
+    def fabricmanager_packages(self):
+        """{package: version} of the installed nvidia-fabricmanager* packages; None without dpkg-query."""
+        if not self.module.get_bin_path("dpkg-query"):
+            return None
+        rc, out, err = self.run(["dpkg-query", "-W", "-f=%s" % readings_of.DPKG_QUERY_FORMAT, "nvidia-fabricmanager*"])
+        installed, _holds = readings_of.parse_dpkg_query(out)
+        return dict((name, version) for name, version in installed.items() if not name.endswith("-dev"))
+
     # kernel log: one reader per source, each (text, source, None) or (None, None, why not)
     def _journal(self):
         if not self.module.get_bin_path("journalctl"):
@@ -694,7 +709,10 @@ def _persistence(run):
 
 def _fabric_manager(run):
     state = run.g.systemctl("is-active", "nvidia-fabricmanager") if run.g.has_systemd else None
-    return checks.check_fabric_manager(run.host, run.topology, state)
+    switches = run.g.nvswitch_devices()
+    packages = run.g.fabricmanager_packages() if switches or checks.is_nvswitch_system(run.topology) else None
+    run.readings["nvswitch_devices"] = switches
+    return checks.check_fabric_manager(run.host, run.topology, state, switches, packages)
 
 
 def _kernel_log(run):

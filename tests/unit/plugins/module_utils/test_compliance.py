@@ -257,10 +257,56 @@ def test_fabric_manager_pair_is_not_nvswitch_real_h200x2():
     assert "not an NVSwitch system" in f["actual"]
 
 
+def test_fabric_completed_in_a_vm_slice_real_h200x2():
+    # the real 2x H200 VM: no NVSwitch device, no Fabric Manager, every GPU's fabric Completed
+    facts = build_gpu_topology({"qx": fixture_text("real/h200x2_nvlink/q_x.out"),
+                                "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
+    assert [g["fabric"] for g in facts["gpus"]] == [{"state": "Completed", "status": "Success"}] * 2
+    f = only(c.check_fabric_manager(H, facts, None, []), "pass")
+    assert f["actual"].startswith("Completed on 2 GPU(s); no NVSwitch device on this host")
+
+
+def test_fabric_na_on_one_gpu_real_h200():
+    facts = build_gpu_topology({"qx": fixture_text("real/h200_vm/q_x.out"), "topo": fixture_text("real/h200_vm/topo_m.out")})
+    assert facts["gpus"][0]["fabric"] == {"state": None, "status": None}
+    assert fixture_text("real/h200_health/nvswitch_proc.out").count("\n") > 0  # the empty devices/ dir, captured
+    only(c.check_fabric_manager(H, facts, None, []), "not_applicable")
+
+
+def _nvswitch_facts(state):
+    # PLANTED: the real h200x2 -q -x with each GPU's fabric state as public/q_fabric_20 (AWS p5,
+    # Fabric Manager not running) prints it
+    qx = fixture_text("real/h200x2_nvlink/q_x.out").replace("<state>Completed</state>", "<state>%s</state>" % state)
+    return build_gpu_topology({"qx": qx, "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
+
+
+def test_fabric_in_progress_fails_with_the_802_fix():
+    assert "In Progress" in fixture_text("real/public/q_fabric_20_h100_p5_570_grep_fabric_in_progress_status_na.txt")
+    f = only(c.check_fabric_manager(H, _nvswitch_facts("In Progress"), "inactive", ["0000:05:00.0"],
+                                    {"nvidia-fabricmanager-580": "580.159.04-1"}), "fail")
+    assert f["actual"] == "nvidia-fabricmanager inactive; GPU 0 In Progress/Success; GPU 1 In Progress/Success"
+    assert "error 802" in f["remediation"]
+    f = only(c.check_fabric_manager(H, _nvswitch_facts("In Progress"), None, []), "fail")
+    assert f["actual"] == "GPU 0 In Progress/Success; GPU 1 In Progress/Success"
+
+
+def test_fabric_manager_version_must_match_the_driver():
+    facts = _nvswitch_facts("Completed")
+    f = only(c.check_fabric_manager(H, facts, "active", ["0000:05:00.0"], {"nvidia-fabricmanager-590": "590.48.01-1"}),
+             "fail")
+    assert f["actual"].startswith("nvidia-fabricmanager-590 590.48.01-1 installed for driver 580.159.04")
+    f = only(c.check_fabric_manager(H, facts, "active", ["0000:05:00.0"], {}), "fail")
+    assert f["actual"] == "no nvidia-fabricmanager package installed"
+    f = only(c.check_fabric_manager(H, facts, "active", ["0000:05:00.0"], {"nvidia-fabricmanager-580": "580.159.04-1"}),
+             "pass")
+    assert f["actual"] == "active, nvidia-fabricmanager-580 580.159.04-1, Completed on 2 GPU(s)"
+
+
 def test_fabric_manager_required_on_8_gpu_all_to_all():
     facts = build_gpu_topology({"topo": fixture_text("real/public/topo_01_a100_sxm4_8nic_no_gpunumaid.txt")})
-    assert only(c.check_fabric_manager(H, facts, "inactive"), "fail")["actual"] == "inactive"
-    assert only(c.check_fabric_manager(H, facts, None), "fail")["actual"] == "unknown (no systemd)"
+    assert only(c.check_fabric_manager(H, facts, "inactive"), "fail")["actual"] == "nvidia-fabricmanager inactive"
+    assert only(c.check_fabric_manager(H, facts, None), "fail")["actual"] == \
+        "nvidia-fabricmanager state unknown (no systemd)"
     assert only(c.check_fabric_manager(H, facts, "active"), "pass")
 
 
