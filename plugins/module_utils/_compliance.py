@@ -57,6 +57,7 @@ __all__ = [
     "check_nvlink",
     "check_fabric_manager",
     "check_kernel_log",
+    "check_dcgm_diag",
     "check_layout",
     "check_packages",
     "check_foreign_holds",
@@ -81,6 +82,7 @@ CHECKS = {
     "nvlink": "NVLinks of every planned tensor-parallel group active",
     "fabric_manager": "NVIDIA Fabric Manager running on NVSwitch systems",
     "kernel_log": "no Xid events or GPUs fallen off the bus in the kernel log",
+    "dcgm_diag": "DCGM diagnostic (dcgmi diag) passes, where it is asked for and can run",
     "layout": "the planned vLLM layout is valid for this host",
     "packages": "pinned CUDA/NCCL packages installed at their versions and held",
     "nccl_effective": "every vLLM instance loads the NCCL the plan chose (the pinned one through VLLM_NCCL_SO_PATH, or torch's own)",
@@ -640,6 +642,59 @@ def check_kernel_log(host, events, source, error=None):
         if ignored:
             actual = "none failing in %s; NVIDIA's catalog says to ignore: %s" % (source, ", ".join(ignored))
         out.append(finding("kernel_log", "pass", host, expected, actual))
+    return out
+
+
+# --- DCGM diagnostic --------------------------------------------------------------------------
+
+def dcgm_skip_reason(topology, level, dcgmi_path):
+    """Why ``dcgmi diag`` is not run (None: run it): turned off, dcgmi absent, MIG enabled."""
+    if not level:
+        return "turned off (compliance_dcgm_diag_level 0)"
+    if not dcgmi_path:
+        return "dcgmi not installed (DCGM, package datacenter-gpu-manager)"
+    mig = [str(gpu.get("index")) for gpu in (topology or {}).get("gpus") or [] if gpu.get("mig_mode") == "Enabled"]
+    if mig:
+        return "MIG enabled on GPU %s: dcgmi diag does not support MIG" % ",".join(mig)
+    return None
+
+
+def check_dcgm_diag(host, level, skip_reason=None, parsed=None, rc=0, output=""):
+    """Findings of ``dcgmi diag -r <level>`` (``parsed`` by ``_dcgm.parse_dcgmi_diag``)."""
+    expected = "dcgmi diag -r %s passes" % level
+    if skip_reason:
+        return [_na("dcgm_diag", host, expected, skip_reason)]
+    if parsed["mig_incompatible"]:
+        return [_na("dcgm_diag", host, expected, parsed["mig_incompatible"][0])]
+    out = []
+    notes = dict()
+    for message in parsed["messages"]:
+        notes.setdefault(message["test"], []).append("%s: %s" % (message["kind"], message["text"]))
+    fix = ("DCGM's diagnostic found a fault: read its message, follow the DCGM user guide for that test "
+           "(reset the GPU, check cooling/power, drain and service it); re-run `dcgmi diag -r %s`." % level)
+    for item in parsed["results"]:
+        if item["result"] in ("Fail", "Error", "Warn"):
+            actual = "%s%s" % (item["result"], " (%s)" % item["detail"] if item["detail"] else "")
+            if notes.get(item["test"]):
+                actual += "; " + "; ".join(notes.pop(item["test"]))
+            out.append(finding("dcgm_diag", "warn" if item["result"] == "Warn" else "fail", host, expected, actual,
+                               fix, subject="dcgmi %s" % item["test"]))
+    for test, texts in sorted(notes.items(), key=lambda kv: str(kv[0])):
+        for text in texts:
+            if text.startswith(("Error", "Warning")):
+                out.append(finding("dcgm_diag", "fail" if text.startswith("Error") else "warn", host, expected,
+                                   text, fix, subject="dcgmi %s" % (test or "diag")))
+    if not parsed["ran"] and (rc != 0 or not out):
+        out.append(finding("dcgm_diag", "fail", host, expected,
+                           "dcgmi diag -r %s gave no result (rc %s): %s" % (level, rc, " ".join((output or "").split())[:300]),
+                           "Make `dcgmi diag -r %s` run: nv-hostengine running (systemctl start nvidia-dcgm), "
+                           "a DCGM release that knows this GPU and driver." % level))
+    if not out:
+        passed = sum(1 for item in parsed["results"] if item["result"] == "Pass")
+        out.append(finding("dcgm_diag", "pass", host, expected, "%d result(s) Pass%s, no failure%s" % (
+            passed, ", %d Skip" % sum(1 for i in parsed["results"] if i["result"] == "Skip") if any(
+                i["result"] == "Skip" for i in parsed["results"]) else "",
+            " (DCGM %s)" % parsed["version"] if parsed["version"] else "")))
     return out
 
 

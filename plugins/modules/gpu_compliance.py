@@ -185,6 +185,16 @@ options:
     description: C(journalctl --since) value, how far back an Xid counts as recent.
     type: str
     default: "-24h"
+  dcgm_diag_level:
+    description:
+      - Run C(dcgmi diag -r <level>) (NVIDIA DCGM) and turn its failures into C(dcgm_diag) findings;
+        C(0) (the default) does not run it. Level 1 takes seconds, 2 about two minutes, 3 and 4 much
+        longer and load the GPUs - never on a host that serves.
+      - Not applicable (with the reason) where C(dcgmi) is not installed or MIG is enabled on a GPU
+        (dcgmi diag does not support MIG). A run that gives no result fails, with its output.
+    type: int
+    default: 0
+    choices: [0, 1, 2, 3, 4]
   host:
     description: Name used in findings; default the host name.
     type: str
@@ -245,7 +255,7 @@ findings:
   contains:
     id:
       description: Check id (C(gpu_driver), C(gpu_devices), C(gpu_count), C(ecc_mode), C(ecc_uncorrectable),
-        C(ecc_remap), C(persistence_mode), C(nvlink), C(fabric_manager), C(kernel_log), C(layout), C(packages),
+        C(ecc_remap), C(persistence_mode), C(nvlink), C(fabric_manager), C(kernel_log), C(dcgm_diag), C(layout), C(packages),
         C(nccl_effective), C(sysctl), C(governor), C(logrotate), C(cron), C(systemd), C(units), C(vllm_stack)).
       type: str
     check:
@@ -341,6 +351,7 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._release_pl
     ReleaseError, choose_nccl, largest_group)
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._smi_errors import TopologyParseError
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_releases import release_for_spec
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._dcgm import parse_dcgmi_diag
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     build_gpu_topology,
     unavailable_topology,
@@ -387,6 +398,7 @@ ARGUMENT_SPEC = dict(
     kernel_log=dict(type="str", default="auto", choices=["auto", "journal", "dmesg", "file", "none"]),
     kernel_log_path=dict(type="path", default="/var/log/kern.log"),
     kernel_log_since=dict(type="str", default="-24h"),
+    dcgm_diag_level=dict(type="int", default=0, choices=[0, 1, 2, 3, 4]),
     host=dict(type="str"),
     dev_dir=dict(type="path", default="/dev"),
     systemd_runtime_dir=dict(type="path", default="/run/systemd/system"),
@@ -715,6 +727,17 @@ def _fabric_manager(run):
     return checks.check_fabric_manager(run.host, run.topology, state, switches, packages)
 
 
+def _dcgm_diag(run):
+    level = run.p["dcgm_diag_level"]
+    dcgmi = run.g.module.get_bin_path("dcgmi") if level else None
+    reason = checks.dcgm_skip_reason(run.topology, level, dcgmi)
+    if reason:
+        return checks.check_dcgm_diag(run.host, level, reason)
+    rc, out, err = run.g.run([dcgmi, "diag", "-r", str(level)])
+    run.readings["dcgm_diag_rc"] = rc
+    return checks.check_dcgm_diag(run.host, level, None, parse_dcgmi_diag(out + "\n" + err), rc, out + err)
+
+
 def _kernel_log(run):
     text, source, error = run.g.kernel_log()
     events = checks.parse_kernel_log(text) if text is not None else None
@@ -833,7 +856,7 @@ def _vllm_stack(run):
     return stack_of.check_vllm_stack(run.host, reading)
 
 
-STEPS = (_gpus, _persistence, _nvlink, _fabric_manager, _kernel_log, _layout, _packages, _nccl_effective, _host_tuning,
+STEPS = (_gpus, _persistence, _nvlink, _fabric_manager, _kernel_log, _dcgm_diag, _layout, _packages, _nccl_effective, _host_tuning,
          _housekeeping, _systemd, _units, _vllm_stack)
 
 

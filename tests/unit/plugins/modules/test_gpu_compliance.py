@@ -25,7 +25,7 @@ TOPOLOGY = json.loads(fixture_text("real/h200x2_nvlink/results/gpu_topology_fact
 QWEN7B = json.loads(fixture_text("models/Qwen2.5-7B-Instruct/config.json"))
 CATALOG_ORDER = ["gpu_driver", "gpu_devices", "gpu_count", "ecc_mode", "ecc_uncorrectable", "ecc_remap", "persistence_mode",
                  "nvlink",
-                 "fabric_manager", "kernel_log", "layout", "packages", "nccl_effective", "sysctl", "governor",
+                 "fabric_manager", "kernel_log", "dcgm_diag", "layout", "packages", "nccl_effective", "sysctl", "governor",
                  "logrotate", "cron", "systemd", "units", "vllm_stack"]
 
 
