@@ -5,7 +5,7 @@
 
 Both are measured in this process, so Ansible's start-up and transport are not counted:
 
-* raw:    the three nvidia-smi invocations the module makes (-q -x, topo -m, nvlink -s), LC_ALL=C;
+* raw:    the nvidia-smi invocations the module makes (-q -x, topo -m, nvlink -s, -L), LC_ALL=C;
 * module: the module's main() through its real entry point (argument parsing, the same three
           calls, parsing, sysfs reads, JSON output).
 
@@ -29,7 +29,7 @@ import time
 
 def _raw_once(smi, commands):
     env = dict(os.environ, LC_ALL="C")
-    for key in ("qx", "topo", "nvlink"):
+    for key in ("qx", "topo", "nvlink", "list"):
         subprocess.run([smi] + commands[key], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
 
 
