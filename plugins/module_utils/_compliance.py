@@ -34,6 +34,7 @@ import re
 
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._host_readings import absent_satisfies
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._xid import classify as classify_xid
+from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._xid import root_cause
 
 __all__ = [
     "CHECKS",
@@ -80,7 +81,7 @@ CHECKS = {
     "ecc_remap": "no pending or failed row remapping, retired pages under the threshold",
     "persistence_mode": "persistence mode on for every GPU (nvidia-persistenced)",
     "nvlink": "NVLinks of every planned tensor-parallel group active",
-    "fabric_manager": "NVIDIA Fabric Manager running on NVSwitch systems",
+    "fabric_manager": "NVSwitch fabric ready: Fabric Manager at the driver's version and active where NVSwitches are, every GPU's fabric Completed",
     "kernel_log": "no Xid events or GPUs fallen off the bus in the kernel log",
     "dcgm_diag": "DCGM diagnostic (dcgmi diag) passes, where it is asked for and can run",
     "layout": "the planned vLLM layout is valid for this host",
@@ -222,8 +223,10 @@ _COUNT_NAMES = (("qx", "nvidia-smi -q -x"), ("topo", "nvidia-smi topo -m"), ("li
 
 def _count_disagreement(host, topology, facts_count):
     """A failing finding when the sources of the facts show different GPU counts."""
-    sources = topology.get("gpu_count_sources") or {}
-    seen = [(name, sources[key]) for key, name in _COUNT_NAMES if sources.get(key) is not None]
+    sources = topology.get("gpu_count_sources")
+    sources = sources if isinstance(sources, dict) else {}
+    seen = [(name, sources[key]) for key, name in _COUNT_NAMES
+            if isinstance(sources.get(key), int) and not isinstance(sources.get(key), bool)]
     if len(set(count for _name, count in seen)) <= 1:
         return []
     return [finding("gpu_count", "fail", host, "every source shows the same GPUs",
@@ -243,8 +246,11 @@ def check_persistence(host, topology, daemon_running=None):
     if not gpus:
         return [_na("persistence_mode", host, expected, "no GPU facts")]
     modes = [(gpu.get("index"), gpu.get("persistence_mode")) for gpu in gpus]
+    if not any("persistence_mode" in gpu for gpu in gpus):
+        return [_na("persistence_mode", host, expected, "the GPU facts have no persistence_mode (gathered by an "
+                    "older gpu_topology_facts): gather them again")]
     off = [str(index) for index, mode in modes if mode == "Disabled"]
-    unknown = [str(index) for index, mode in modes if mode is None]
+    unknown = [str(index) for index, mode in modes if mode != "Enabled" and mode != "Disabled"]
     daemon = {True: "nvidia-persistenced running", False: "nvidia-persistenced not running",
               None: "nvidia-persistenced state unknown"}[daemon_running]
     if off:
@@ -449,8 +455,12 @@ _FM_FIX = ("Install NVIDIA Fabric Manager at exactly the driver's version (nvidi
 
 def _fabric_states(topology):
     """[(index, state, status)] of the GPUs whose -q -x fabric section says something (not N/A)."""
-    return [(gpu.get("index"), (gpu.get("fabric") or {}).get("state"), (gpu.get("fabric") or {}).get("status"))
-            for gpu in (topology or {}).get("gpus") or [] if (gpu.get("fabric") or {}).get("state")]
+    out = []
+    for gpu in (topology or {}).get("gpus") or []:
+        fabric = gpu.get("fabric") if isinstance(gpu.get("fabric"), dict) else {}
+        if fabric.get("state"):
+            out.append((gpu.get("index"), fabric.get("state"), fabric.get("status")))
+    return out
 
 
 def _fm_package_problem(driver, fm_packages):
@@ -459,8 +469,10 @@ def _fm_package_problem(driver, fm_packages):
         return None  # no dpkg: the service state decides
     if not fm_packages:
         return "no nvidia-fabricmanager package installed"
+    if not driver:
+        return "driver version unknown: cannot match %s" % ", ".join(sorted(fm_packages))
     wrong = ["%s %s" % (name, version) for name, version in sorted(fm_packages.items())
-             if driver and version.split("-")[0] != driver]
+             if driver and version.split(":")[-1].split("-")[0] != driver]
     if wrong:
         return "%s installed for driver %s (Fabric Manager refuses to start: 'driver interface version ... " \
                "don't match with driver version')" % (", ".join(wrong), driver)
@@ -479,7 +491,7 @@ def check_fabric_manager(host, topology, fm_state, nvswitch_devices=None, fm_pac
     """
     states = _fabric_states(topology)
     not_ready = ["GPU %s %s%s" % (index, state, "/%s" % status if status else "")
-                 for index, state, status in states if state != "Completed"]
+                 for index, state, status in states if state != "Completed" or status not in (None, "Success")]
     local = bool(nvswitch_devices)
     if not (local or is_nvswitch_system(topology)):
         if not_ready:
@@ -513,11 +525,13 @@ _DMESG_TS_RE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?(.*)$")
 _SYSLOG_RE = re.compile(
     r"^([A-Z][a-z]{2}\s+\d{1,2}\s+\d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T[\d:.+\-Z]+)\s+(\S+)\s+"
     r"([^:\s]+?)(?:\[\d+\])?:\s?(.*)$")
-_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)\):\s*(\d+)(?:,\s*(.*))?$")
+# MIG-attributed Xids carry the instance: "Xid (PCI:0000:4b:00 GPU-I:07 GPU-CI:00): 94, ..."
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f:.]+)((?:\s+GPU-C?I:\d+)*)\):\s*(\d+)(?:,\s*(.*))?$")
 _PID_RE = re.compile(r"\bpid=(\d+|'<unknown>')")
 _FALLEN_START_RE = re.compile(r"NVRM: The NVIDIA GPU ([0-9A-Fa-f:.]+)\s*$")
 _FALLEN_RE = re.compile(r"fallen off the bus")
 _GPU_LOST_RE = re.compile(r"NVRM: GPU ([0-9A-Fa-f:.]+): GPU has fallen off the bus")
+
 
 def _split_prefix(line):
     """Return (timestamp, source, message) of one log line in dmesg, syslog or journal form."""
@@ -557,7 +571,8 @@ def parse_kernel_log(text):
             pending = None
             continue
         message = message.strip()
-        if pending is not None and (source == "bare" or stamp == pending["timestamp"]):
+        if pending is not None and (source == "bare" or stamp == pending["timestamp"]) and \
+                not _XID_RE.search(message):
             pending["message"] += " " + message
             if _FALLEN_RE.search(message):
                 pending["kind"] = "fallen_off_bus"
@@ -567,9 +582,10 @@ def parse_kernel_log(text):
         pending = None
         match = _XID_RE.search(message)
         if match:
-            rest = match.group(3) or ""
+            rest = match.group(4) or ""
             pid = _PID_RE.search(rest)
-            events.append({"kind": "xid", "xid": int(match.group(2)), "pci": match.group(1),
+            events.append({"kind": "xid", "xid": int(match.group(3)), "pci": match.group(1),
+                           "mig": match.group(2).strip() or None,
                            "pid": pid.group(1) if pid else None, "timestamp": stamp,
                            "message": message[message.index("NVRM:"):], "line": number})
             continue
@@ -589,8 +605,8 @@ def parse_kernel_log(text):
     return events
 
 
-def _xid_finding(host, expected, event, where):
-    meaning = classify_xid(event["xid"], event["message"])
+def _xid_finding(host, expected, event, where, root_message=""):
+    meaning = classify_xid(event["xid"], event["message"], root_message)
     event["xid_meaning"] = meaning
     name = "Xid %d (%s)" % (event["xid"], meaning["mnemonic"] or "not in NVIDIA's catalog")
     actual = "%s on %s: %s" % (name, where, event["message"])
@@ -623,6 +639,7 @@ def check_kernel_log(host, events, source, error=None):
                     "kernel log not readable (%s): %s" % (source, error or "no source"))]
     out = []
     ignored = []
+    last = {}  # (pci, xid) -> message of the latest such event: a later "caused by previous Xid" reads it
     for event in events:
         where = "GPU %s" % event["pci"] if event["pci"] else "GPU"
         if event["kind"] == "fallen_off_bus":
@@ -632,7 +649,9 @@ def check_kernel_log(host, events, source, error=None):
                                "it (a reset is not enough), check power/PCIe seating; repeated "
                                "events mean hardware service.", where))
             continue
-        item = _xid_finding(host, expected, event, where)
+        root = root_cause(event["message"])
+        item = _xid_finding(host, expected, event, where, last.get((event["pci"], root), ""))
+        last[(event["pci"], event["xid"])] = event["message"]
         if item is None:
             ignored.append("Xid %d on %s" % (event["xid"], where))
         else:

@@ -62,10 +62,13 @@ SIGNATURES = [
 # A log that ends in a crash none of the signatures names is reported, never "none found".
 _CRASH_RE = re.compile(r"Traceback \(most recent call last\)|^\s*(?:\S+\s+)*?[A-Za-z_.]*(?:Error|Exception): |"
                        r"died unexpectedly|Worker failed|failed to start|Engine core initialization failed|"
-                       r"exited with exit code|Fatal Python error|Segmentation fault|core dumped")
+                       r"exited with exit code|Fatal Python error|Segmentation fault|core dumped|"
+                       r"Failed with result 'oom-kill'|code=killed, status=9/KILL|code=dumped")
+# vLLM's own INFO/WARNING/DEBUG lines are not crashes, whatever words they quote
+_QUIET_LEVEL_RE = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:INFO|WARNING|DEBUG)\b")
 # A line after the last crash line that shows the server serving: the crash was handled.
 _HEALTHY_RE = re.compile(r"Application startup complete|Uvicorn running on|Avg prompt throughput|"
-                         r"Processed prompts")
+                         r"Processed prompts|\"(?:GET|POST) [^\"]*HTTP/1\.[01]\" \d{3}")
 _TAIL = 10
 
 
@@ -74,7 +77,7 @@ def _unclassified_fatal(lines):
     with no serving line after it), else None."""
     last = None
     for number, line in enumerate(lines):
-        if _CRASH_RE.search(line):
+        if _CRASH_RE.search(line) and not _QUIET_LEVEL_RE.match(line):
             last = number
         elif last is not None and _HEALTHY_RE.search(line):
             last = None

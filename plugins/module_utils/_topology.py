@@ -323,6 +323,13 @@ def _match_slots(entries, failed_only, topo_gpus, warnings):
                         % (_command("topo"), n_topo, len(failed_only)))
         return [(entry, None if entry["pci_bus_id"] in failed_only else next(rows))
                 for entry in entries]
+    named = [handle_error_index(entry["reason"] or "") for entry in entries]
+    if failed_only and len(entries) == len(failed_only) and None not in named and max(named) < n_topo:
+        # -q -x stopped early: only handle errors name GPUs; place each at the index it names
+        warnings.append("%s describes none of the %d GPUs in %s; the GPU(s) without a device handle are "
+                        "placed at the index nvidia-smi names" % (_command("qx"), n_topo, _command("topo")))
+        by_index = dict(zip(named, entries))
+        return [(by_index.get(i), row) for i, row in enumerate(topo_gpus)]
     minors = [entry["minor_number"] for entry in entries]
     if (len(entries) < n_topo and None not in minors and len(set(minors)) == len(minors)
             and max(minors) < n_topo):
@@ -517,17 +524,17 @@ def _count_sources(norm, qx, topo, sysfs, failed_only, gpus, warnings):
 # --------------------------------------------------------------------------------------------
 
 def build_gpu_topology(results: Dict[str, Any], sysfs: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """Build the ``gpu_topology`` facts from the three nvidia-smi outputs and sysfs values.
+    """Build the ``gpu_topology`` facts from the nvidia-smi outputs and sysfs values.
 
-    ``results`` maps ``"qx"`` (``-q -x``), ``"topo"`` (``topo -m``) and ``"nvlink"``
-    (``nvlink -s``) to a command result: ``{"rc": int, "stdout": str, "stderr": str}``, a plain
+    ``results`` maps ``"qx"`` (``-q -x``), ``"topo"`` (``topo -m``), ``"nvlink"``
+    (``nvlink -s``) and ``"list"`` (``-L``) to a command result: ``{"rc": int, "stdout": str, "stderr": str}``, a plain
     stdout string, or None when not run. Only ``topo`` is needed (the layout planner's tests
     pass ``{"topo": text}``).
 
     ``sysfs`` (optional) holds raw file contents::
 
         {"pci": {"0000:00:06.0": {"numa_node": "-1\\n", "local_cpulist": "0-15\\n"}},
-         "nodes": {0: "0-15\\n"}}
+         "nodes": {0: "0-15\\n"}, "nvidia_gpus": ["0000:00:06.0"]}
 
     Rules: sysfs ``numa_node`` wins where it names a node (a disagreement with ``topo -m`` is a
     warning); ``-1`` means the platform gave none and ``topo -m``'s NUMA Affinity decides.

@@ -71,13 +71,18 @@ def read_sysfs(sysfs_root, bus_ids):
 
 def nvidia_gpus(sysfs_root):
     """Sysfs names of the NVIDIA PCI functions of class display VGA (0x0300) or 3D (0x0302): the
-    GPUs the kernel sees, whatever nvidia-smi shows (NVSwitches are 0x0680, audio 0x0403). None
+    GPUs the kernel sees, whatever nvidia-smi shows (NVSwitches are 0x0680, audio 0x0403); a GPU
+    bound to another driver (vfio-pci for passthrough, nouveau) is not this host's to serve with. None
     when the tree shows no NVIDIA function at all: then sysfs says nothing (a tree without the
     vendor/class files, a restricted /sys), while a driver that answers proves a GPU is there."""
     found = []
     for device in sorted(glob.glob(os.path.join(sysfs_root, "bus", "pci", "devices", "*"))):
         vendor = (read_text(os.path.join(device, "vendor")) or "").strip().lower()
         klass = (read_text(os.path.join(device, "class")) or "").strip().lower()
-        if vendor == "0x10de" and klass[:6] in ("0x0300", "0x0302"):
+        try:
+            driver = os.path.basename(os.readlink(os.path.join(device, "driver")))
+        except OSError:
+            driver = None  # unbound, or a tree without driver links: the kernel still sees the GPU
+        if vendor == "0x10de" and klass[:6] in ("0x0300", "0x0302") and driver in (None, "nvidia"):
             found.append(os.path.basename(device))
     return found or None

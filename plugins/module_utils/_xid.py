@@ -84,19 +84,20 @@ def _severity(code, entry, message):
     return "fail", "immediate action %s" % bucket
 
 
-def classify(code, message=""):
+def classify(code, message="", root_message=""):
     """What Xid ``code`` with its text ``message`` means.
 
     Returns ``{"xid", "mnemonic", "description", "immediate_action", "investigatory_action",
     "root_xid", "root_mnemonic", "severity", "rule"}``; ``severity`` is ``fail``, ``warn`` or
     ``info`` by the rule of this module's docstring, applied to ``root_xid`` when the message
-    names one (its own catalog values are still returned for ``xid``).
+    names one (its own catalog values are still returned for ``xid``); ``root_message`` is the text
+    of that root event where the log holds it (its ``Nonfatal``/recovery words count).
     """
     entry = catalog_entry(code)
     root = root_cause(message)
     if root is not None and root != code:
         root_entry = catalog_entry(root)
-        severity, rule = _severity(root, root_entry, "")
+        severity, rule = _severity(root, root_entry, root_message or "")
         rule = "caused by previous Xid %d (%s): %s" % (
             root, root_entry["mnemonic"] if root_entry else "not in the catalog", rule)
     else:

@@ -14,9 +14,11 @@ module: gpu_compliance
 short_description: Check a GPU serving host against the compliance catalog and return findings
 version_added: 0.2.0
 description:
-  - Gathers its own readings, read-only - C(nvidia-smi -q -x), C(topo -m), C(nvlink -s) (unless
-    O(topology) is given), the GPU device nodes in O(dev_dir), whether systemd runs the host,
-    C(dpkg-query), C(apt-mark showhold), C(systemctl), the kernel log,
+  - Gathers its own readings, read-only - C(nvidia-smi -q -x), C(topo -m), C(nvlink -s), C(-L) and the
+    NVIDIA PCI functions in C(/sys) (unless O(topology) is given), the GPU device nodes in O(dev_dir),
+    whether systemd runs the host, C(dpkg-query) (also C(nvidia-fabricmanager*)), C(apt-mark showhold),
+    C(systemctl) (also C(nvidia-persistenced), C(nvidia-fabricmanager)), C(/proc/driver/nvidia-nvswitch/devices),
+    C(dcgmi diag) (only with O(dcgm_diag_level) > 0, bounded by C(timeout)), the kernel log,
     C(/proc/sys), cpufreq in sysfs, logrotate and cron files, the vLLM instances' environment files
     and their C(GET /health) - and runs every check of the catalog in
     C(plugins/module_utils/_compliance.py) on them.
@@ -354,9 +356,11 @@ from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._vllm_relea
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._dcgm import parse_dcgmi_diag
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology import (
     build_gpu_topology,
+    pci_bus_ids,
     unavailable_topology,
 )
 from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_gather import (
+    read_sysfs,
     read_text,
     run_nvidia_smi,
 )
@@ -427,7 +431,7 @@ class Gatherer(object):
             return unavailable_topology("nvidia-smi not found (%s)" % (smi or "PATH"))
         results = run_nvidia_smi(self.run, smi)
         try:
-            return build_gpu_topology(results, None)
+            return build_gpu_topology(results, read_sysfs("/sys", pci_bus_ids(results)))
         except TopologyParseError as exc:
             self.module.fail_json(
                 msg="gpu_compliance on %s: cannot read the output of %s: %s. Add the output to "
@@ -727,13 +731,21 @@ def _fabric_manager(run):
     return checks.check_fabric_manager(run.host, run.topology, state, switches, packages)
 
 
+# seconds each level may take before the check gives up (coreutils timeout; 124 is its exit code)
+DCGM_TIMEOUT = {1: 120, 2: 600, 3: 3600, 4: 7200}
+
+
 def _dcgm_diag(run):
     level = run.p["dcgm_diag_level"]
     dcgmi = run.g.module.get_bin_path("dcgmi") if level else None
     reason = checks.dcgm_skip_reason(run.topology, level, dcgmi)
     if reason:
         return checks.check_dcgm_diag(run.host, level, reason)
-    rc, out, err = run.g.run([dcgmi, "diag", "-r", str(level)])
+    timeout = run.g.module.get_bin_path("timeout")
+    argv = ([timeout, str(DCGM_TIMEOUT[level])] if timeout else []) + [dcgmi, "diag", "-r", str(level)]
+    rc, out, err = run.g.run(argv)
+    if timeout and rc == 124:
+        err += "\ndcgmi diag -r %d did not finish within %d s" % (level, DCGM_TIMEOUT[level])
     run.readings["dcgm_diag_rc"] = rc
     return checks.check_dcgm_diag(run.host, level, None, parse_dcgmi_diag(out + "\n" + err), rc, out + err)
 

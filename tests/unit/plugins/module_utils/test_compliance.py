@@ -319,7 +319,7 @@ def test_fabric_manager_hybrid_cube_mesh_is_not_nvswitch():
 
 def test_xid_01_syslog_bare_row_remapper():
     events = c.parse_kernel_log(fixture_text("real/public/xid_01_xid63_row_remapper_pending.txt"))
-    assert events == [{"kind": "xid", "xid": 63, "pci": "0000:10:1c", "pid": "1896", "timestamp": None,
+    assert events == [{"kind": "xid", "xid": 63, "pci": "0000:10:1c", "mig": None, "pid": "1896", "timestamp": None,
                        "message": "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked "
                                   "for remapping, reset gpu to activate.", "line": 1}]
 
@@ -709,3 +709,27 @@ def test_gpu_count_sources_disagree():
     sysfs["nvidia_gpus"] = sysfs["nvidia_gpus"][:2]
     facts = build_gpu_topology(results, sysfs)
     assert [f["status"] for f in c.check_gpu_count(H, facts, 2)] == ["pass"]
+
+
+def test_fabric_completed_with_a_bad_status_fails():
+    assert "Insufficient Resources" in fixture_text(
+        "real/public/q_fabric_24_fabric_completed_insufficient_resources_cliqueid0_zero_clusteruuid_reindented.txt")
+    qx = fixture_text("real/h200x2_nvlink/q_x.out").replace("<status>Success</status>",
+                                                           "<status>Insufficient Resources</status>")
+    facts = build_gpu_topology({"qx": qx, "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
+    f = only(c.check_fabric_manager(H, facts, None, []), "fail")
+    assert f["actual"] == ("GPU 0 Completed/Insufficient Resources; GPU 1 Completed/Insufficient Resources")
+
+
+def test_old_or_odd_facts_do_not_crash():
+    gpus = [{"index": 0, "healthy": True, "fabric": "Completed", "persistence_mode": "N/A"}]
+    topo = {"available": True, "gpus": gpus, "gpu_count_sources": [2, 2]}
+    assert [f["status"] for f in c.check_gpu_count(H, topo, 1)] == ["pass"]
+    topo["gpu_count_sources"] = {"qx": "2", "sysfs": 3}
+    assert [f["status"] for f in c.check_gpu_count(H, topo, 1)] == ["pass"]
+    only(c.check_fabric_manager(H, topo, None, []), "not_applicable")
+    only(c.check_persistence(H, topo), "not_applicable")
+    f = only(c.check_persistence(H, {"gpus": [{"index": 0}]}), "not_applicable")
+    assert "older gpu_topology_facts" in f["actual"]
+    facts = _nvswitch_facts("Completed")
+    f = only(c.check_fabric_manager(H, facts, "active", ["x"], {"nvidia-fabricmanager-580": "1:580.159.04-1"}), "pass")

@@ -65,8 +65,8 @@ def test_error_message_fails():
 def test_mig_and_skips():
     r = diag("dcgmi_diag_20_mig_configuration_incompatible_printed_twice.txt")
     f = c.check_dcgm_diag(H, 1, None, r, rc=226)
-    assert [(x["status"], x["actual"]) for x in f] == [("not_applicable", "GPU 0's MIG configuration is incompatible "
-                                                         "with the diagnostic because it prevents access to the entire GPU.")]
+    mig = "GPU 0's MIG configuration is incompatible with the diagnostic because it prevents access to the entire GPU."
+    assert [(x["status"], x["actual"]) for x in f] == [("not_applicable", mig)]
     topo = {"gpus": [{"index": 0, "mig_mode": "Disabled"}, {"index": 1, "mig_mode": "Enabled"}]}
     assert c.dcgm_skip_reason(topo, 1, "/usr/bin/dcgmi") == "MIG enabled on GPU 1: dcgmi diag does not support MIG"
     assert c.dcgm_skip_reason(topo, 0, "/usr/bin/dcgmi") == "turned off (compliance_dcgm_diag_level 0)"

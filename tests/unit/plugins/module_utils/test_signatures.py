@@ -106,3 +106,14 @@ def test_crash_then_serving_is_not_fatal():
 def test_known_signature_wins_over_unclassified():
     text = "Traceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of memory.\n"
     assert [f["id"] for f in classify(text)] == ["cuda_oom"]
+
+
+def test_quiet_levels_handled_errors_and_oom_kill():
+    ok = fixture_text("real/public/vllm_ok_20_v0190_qwen25_72b_tp4_l40s_custom_ar_pcie_startup_ok.txt")
+    assert classify(ok + "(APIServer pid=1) WARNING 04-16 11:20:00 [x.py:1] RuntimeError: max_num_seqs too high\n") == []
+    handled = ("ERROR 04-16 11:20:00 [serving.py:1] Traceback (most recent call last):\n"
+               "ValueError: This model's maximum context length is 4096 tokens.\n"
+               'INFO:     127.0.0.1:5000 - "POST /v1/completions HTTP/1.1" 400 Bad Request\n')
+    assert classify(ok + handled) == []
+    assert [f["id"] for f in classify(ok + "vllm@n0-0.service: Failed with result 'oom-kill'.\n")] == \
+        ["unclassified_fatal"]

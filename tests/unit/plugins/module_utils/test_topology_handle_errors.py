@@ -128,3 +128,30 @@ def test_kmd_and_umd_version_labels():
         " in CUDA 14.0. Use KMD Version instead]</driver_version>")
     assert parse_query_xml(only_old)["driver_version"] == "610.47"
     assert os.path.isfile(fixture_path("real/public/smi_kmd_21_q_header_610_47_deprecated_driver_cuda_plus_kmd_umd.txt"))
+
+
+def test_qx_cut_short_places_the_dead_gpu_at_its_named_index():
+    topo = fixture_text("real/h200x4_nvswitch/topo_m.out")
+    qx = fixture_text("real/h200x4_nvswitch/q_x.out")
+    cut = qx[:qx.index('<gpu id="00000000:00:08.0">')]   # -q -x stopped before GPU 2's block
+    line = "Unable to determine the device handle for GPU2: 0000:00:08.0: Unknown Error"
+    for stdout in ("", cut):
+        facts = build_gpu_topology({"qx": {"rc": 15, "stdout": stdout, "stderr": line}, "topo": topo})
+        assert facts["gpus"][2]["healthy"] is False and facts["gpus"][2]["pci_bus_id"] == "00000000:00:08.0"
+        assert facts["gpus"][0]["healthy"] is True
+
+
+def test_sysfs_counts_only_gpus_bound_to_nvidia_or_unbound(tmp_path):
+    from ansible_collections.gpu_fleet.vllm_serving.plugins.module_utils._topology_gather import nvidia_gpus
+    for name, klass, driver in (("0000:01:00.0", "0x030200", "nvidia"), ("0000:02:00.0", "0x030200", "vfio-pci"),
+                                ("0000:03:00.0", "0x030000", None), ("0000:03:00.1", "0x040300", "snd_hda_intel"),
+                                ("0000:04:00.0", "0x068000", "nvidia-nvswitch")):
+        dev = tmp_path / "bus" / "pci" / "devices" / name
+        dev.mkdir(parents=True)
+        (dev / "vendor").write_text("0x10de\n")
+        (dev / "class").write_text(klass + "\n")
+        if driver:
+            (tmp_path / driver).mkdir(exist_ok=True)
+            os.symlink(str(tmp_path / driver), str(dev / "driver"))
+    assert nvidia_gpus(str(tmp_path)) == ["0000:01:00.0", "0000:03:00.0"]
+    assert nvidia_gpus(str(tmp_path / "none")) is None

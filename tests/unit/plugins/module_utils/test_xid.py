@@ -111,3 +111,25 @@ def test_ignored_xid_is_named_in_the_pass():
     f = c.check_kernel_log(H, events, "file")
     assert len(f) == 1 and f[0]["status"] == "pass"
     assert f[0]["actual"] == "none failing in file; NVIDIA's catalog says to ignore: Xid 63 on GPU 0000:10:1c"
+
+
+def test_mig_attributed_xid_is_read():
+    # the driver's XID_PRINT_WITH_ATTR form (NVIDIA open-gpu-kernel-modules); PLANTED line in that form
+    line = "NVRM: Xid (PCI:0000:4b:00 GPU-I:07 GPU-CI:00): 94, pid=1, Ch 00000008, errorString CTX SWITCH TIMEOUT"
+    events = c.parse_kernel_log(line)
+    assert [(e["xid"], e["pci"], e["mig"]) for e in events] == [(94, "0000:4b:00", "GPU-I:07 GPU-CI:00")]
+    line48 = "NVRM: Xid (PCI:0000:4b:00 GPU-I:07): 48, pid=1, DBE"
+    assert [f["status"] for f in c.check_kernel_log(H, c.parse_kernel_log(line48), "dmesg")] == ["fail"]
+
+
+def test_caused_by_a_nonfatal_root_reads_the_root_event():
+    text = ("NVRM: Xid (PCI:0018:01:00): 145, RLW_SRC_TRACK Nonfatal XC1 i0 Link 12 (0x040988e2 0x00000008)\n"
+            "NVRM: Xid (PCI:0018:01:00): 45, pid=7, name=python3, Ch 00000001 caused by previous Xid 145\n")
+    assert [f["status"] for f in c.check_kernel_log(H, c.parse_kernel_log(text), "dmesg")] == ["warn", "warn"]
+
+
+def test_an_xid_after_an_open_fallen_off_message_is_not_swallowed():
+    text = ("NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+            "NVRM: Xid (PCI:0000:b3:00): 48, pid=1, DBE\n")
+    events = c.parse_kernel_log(text)
+    assert [e["xid"] for e in events] == [48]
