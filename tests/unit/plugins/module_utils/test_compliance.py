@@ -714,8 +714,8 @@ def test_gpu_count_sources_disagree():
 def test_fabric_completed_with_a_bad_status_fails():
     assert "Insufficient Resources" in fixture_text(
         "real/public/q_fabric_24_fabric_completed_insufficient_resources_cliqueid0_zero_clusteruuid_reindented.txt")
-    qx = fixture_text("real/h200x2_nvlink/q_x.out").replace("<status>Success</status>",
-                                                           "<status>Insufficient Resources</status>")
+    qx = fixture_text("real/h200x2_nvlink/q_x.out")
+    qx = qx.replace("<status>Success</status>", "<status>Insufficient Resources</status>")
     facts = build_gpu_topology({"qx": qx, "topo": fixture_text("real/h200x2_nvlink/topo_m.out")})
     f = only(c.check_fabric_manager(H, facts, None, []), "fail")
     assert f["actual"] == ("GPU 0 Completed/Insufficient Resources; GPU 1 Completed/Insufficient Resources")
