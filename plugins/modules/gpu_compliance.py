@@ -488,10 +488,9 @@ class Gatherer(object):
 
     def fabricmanager_packages(self):
         """{package: version} of the installed nvidia-fabricmanager* packages; None without dpkg-query."""
-        if not self.module.get_bin_path("dpkg-query"):
+        installed, _holds = self.packages(["nvidia-fabricmanager*"])
+        if installed is None:
             return None
-        rc, out, err = self.run(["dpkg-query", "-W", "-f=%s" % readings_of.DPKG_QUERY_FORMAT, "nvidia-fabricmanager*"])
-        installed, _holds = readings_of.parse_dpkg_query(out)
         return dict((name, version) for name, version in installed.items() if not name.endswith("-dev"))
 
     # kernel log: one reader per source, each (text, source, None) or (None, None, why not)

@@ -6,18 +6,7 @@
 # Run ON the GPU host; then sanitise the result with tests/hardware/sanitize.py before committing.
 #
 #   bash tests/hardware/capture.sh OUTDIR
-set -u
-out=${1:?usage: capture.sh OUTDIR}
-mkdir -p "$out"
-export LC_ALL=C
-printf 'file\trc\tcommand\n' >"$out/commands.tsv"
-
-cap() { # cap FILE CMD...
-    local file=$1
-    shift
-    "$@" >"$out/$file" 2>&1
-    printf '%s\t%s\t%s\n' "$file" "$?" "$*" >>"$out/commands.tsv"
-}
+. "$(dirname "$0")/_capture_lib.sh"
 
 cap driver_version.out cat /proc/driver/nvidia/version
 cap smi_version.out nvidia-smi --version

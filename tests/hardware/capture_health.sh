@@ -7,18 +7,7 @@
 # tests/hardware/sanitize.py before committing.
 #
 #   bash tests/hardware/capture_health.sh OUTDIR
-set -u
-out=${1:?usage: capture_health.sh OUTDIR}
-mkdir -p "$out"
-export LC_ALL=C
-printf 'file\trc\tcommand\n' >"$out/commands.tsv"
-
-cap() { # cap FILE CMD...
-    local file=$1
-    shift
-    "$@" >"$out/$file" 2>&1
-    printf '%s\t%s\t%s\n' "$file" "$?" "$*" >>"$out/commands.tsv"
-}
+. "$(dirname "$0")/_capture_lib.sh"
 
 cap smi_version.out nvidia-smi --version
 cap nvlink_e.out nvidia-smi nvlink -e
